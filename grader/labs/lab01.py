@@ -1,0 +1,203 @@
+"""lab01: why communication becomes the bottleneck (the alpha-beta model).
+
+The grader checks the student's ping-pong against the harness's own loop in
+the same run, refits the student's measurements itself, and recomputes the
+step estimates with an independent implementation of the handout's model.
+"""
+
+import random
+import statistics
+
+from gradelib import CheckFailed, Lab, expect, expect_close, perf_ratio
+from gradelib.symbols import forbid_symbols
+
+lab = Lab("lab01", title="通信为何成为瓶颈: alpha-beta 模型", program="lab01")
+
+# --- the model, written again from the handout (not from the C reference) -------------
+
+def ring_allreduce(p, nbytes, link):
+    alpha, bw = link
+    return 0.0 if p <= 1 else 2 * (p - 1) * alpha + 2 * (p - 1) / p * nbytes / bw
+
+
+def estimate(case):
+    g = case["gpus_per_node"]
+    tp, pp, dp = case["tp"], case["pp"], case["dp"]
+    intra = (case["intra_alpha_s"], case["intra_bandwidth_Bps"])
+    inter = (case["inter_alpha_s"], case["inter_bandwidth_Bps"])
+    act = case["micro_batch"] * case["seq_len"] * case["hidden"] * case["bytes_per_element"]
+    grads = case["params"] / (tp * pp) * case["bytes_per_element"]
+    tp_link = intra if tp <= g else inter
+    dp_link = intra if tp * dp <= g else inter
+    pp_link = intra if tp * dp * pp <= g else inter
+    t_tp = 4 * case["layers"] / pp * case["micro_batches"] * ring_allreduce(tp, act, tp_link)
+    t_dp = ring_allreduce(dp, grads, dp_link)
+    t_pp = 2 * case["micro_batches"] * (pp_link[0] + act / pp_link[1]) if pp > 1 else 0.0
+    comm = t_tp + t_dp + t_pp
+    return {"tp_s": t_tp, "dp_s": t_dp, "pp_s": t_pp, "comm_s": comm,
+            "share": comm / (case["compute_s"] + comm)}
+
+
+def fit_line(xs, ys):
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    beta = sxy / sxx
+    return my - beta * mx, beta
+
+
+# Chapter 1's cluster: 256 DGX A100 servers, GPT-3 175B with TP 8 x PP 16 x DP 16.
+CHAPTER1 = dict(params=175e9, bytes_per_element=2, layers=96, hidden=12288, seq_len=2048,
+                micro_batch=1, micro_batches=16, compute_s=20.0, nodes=256, gpus_per_node=8,
+                intra_alpha_s=3e-6, intra_bandwidth_Bps=240e9,
+                inter_alpha_s=8e-6, inter_bandwidth_Bps=25e9, tp=8, pp=16, dp=16)
+
+
+def random_cases(rng, n):
+    cases = []
+    while len(cases) < n:
+        g = rng.choice([4, 8, 16])
+        nodes = rng.choice([1, 2, 4, 16, 64])
+        total = g * nodes
+        tp = rng.choice([t for t in (1, 2, 4, 8, 16) if total % t == 0])
+        pp = rng.choice([p for p in (1, 2, 4, 8) if (total // tp) % p == 0])
+        dp = total // (tp * pp)
+        layers = pp * rng.randint(1, 12)
+        cases.append(dict(params=rng.choice([1.3e9, 7e9, 13e9, 70e9]) * rng.uniform(0.9, 1.1),
+                          bytes_per_element=rng.choice([2, 4]), layers=layers,
+                          hidden=rng.choice([2048, 4096, 5120, 8192]),
+                          seq_len=rng.choice([1024, 2048, 4096]), micro_batch=rng.randint(1, 4),
+                          micro_batches=rng.randint(1, 32), compute_s=rng.uniform(0.2, 5.0),
+                          nodes=nodes, gpus_per_node=g,
+                          intra_alpha_s=rng.uniform(1e-6, 5e-6),
+                          intra_bandwidth_Bps=rng.uniform(50e9, 450e9),
+                          inter_alpha_s=rng.uniform(3e-6, 2e-5),
+                          inter_bandwidth_Bps=rng.uniform(10e9, 50e9), tp=tp, pp=pp, dp=dp))
+    return cases
+
+
+def as_args(case):
+    return [f"{k}={v!r}" for k, v in case.items()]
+
+
+# --- checks ---------------------------------------------------------------------------
+
+@lab.check("cpu.build", "Only allowed library calls", points=0, backend="cpu", timeout=20)
+def cpu_build(ctx):
+    forbid_symbols(ctx, ["cl_fit_line"], why="write the least-squares sums yourself")
+
+
+@lab.check("cpu.sweep", "Ping-pong sweep runs (2 MPI ranks)", points=0, backend="cpu",
+           timeout=90, parent="cpu.build")
+def cpu_sweep(ctx, _):
+    ctx.mpirun(["sweep", "--json", ctx.out("sweep.json")], ranks=2)
+    return ctx.load_json("sweep.json")
+
+
+@lab.check("cpu.pingpong", "Ping-pong moves the data and times one way", points=20,
+           backend="cpu", parent="cpu.sweep")
+def cpu_pingpong(ctx, sweep):
+    sizes, mine, ref = sweep["bytes"], sweep["student_s"], sweep["baseline_s"]
+    bad = {int(b): c for b, c in zip(sizes, sweep["corrupt_bytes"]) if c}
+    if bad:
+        raise CheckFailed("messages arrived wrong or incomplete",
+                          expected="both ranks hold rank 0's bytes after the loop",
+                          found=", ".join(f"{c} bad bytes at {b} B" for b, c in bad.items()))
+    ctx.plot("lab01-pingpong", {
+        "your loop": [(b, b / t / 1e9) for b, t in zip(sizes, mine) if t and t > 0],
+        "harness loop": [(b, b / t / 1e9) for b, t in zip(sizes, ref)]},
+        xlabel="message size (bytes)", ylabel="one-way bandwidth (GB/s)",
+        title="lab01 ping-pong (cpu)")
+    # Large messages are bandwidth-bound: a one-way time off by 2x (a round trip, or
+    # half the bytes) shows clearly there, while noise stays well inside the band.
+    big = [(b, m / r) for b, m, r in zip(sizes, mine, ref) if b >= 128 * 1024]
+    ratio = statistics.median(x for _, x in big)
+    ctx.metric("time_ratio_large", ratio)
+    if not 0.6 <= ratio <= 1.6:
+        raise CheckFailed("one-way time disagrees with the harness's loop",
+                          expected="median time ratio (yours/harness) in [0.6, 1.6] for >= 128 KiB",
+                          found=f"{ratio:.2f}")
+
+
+@lab.check("cpu.fit", "Fit alpha and beta: exact on a synthetic line", points=10, backend="cpu",
+           parent="cpu.build")
+def cpu_fit_synthetic(ctx, _):
+    rng = random.Random()
+    alpha, beta = rng.uniform(1e-6, 1e-5), 1 / rng.uniform(5e9, 50e9)
+    sizes = [8 * 4 ** k for k in range(10)]
+    points = [f"{s}:{alpha + beta * s!r}" for s in sizes]
+    ctx.run([ctx.program, "fit", *points, "--json", ctx.out("fit.json")])
+    got = ctx.load_json("fit.json")
+    expect("status", got["status"], "success")
+    expect_close("alpha (s)", got["alpha_s"], alpha, rel=1e-6)
+    expect_close("beta (s/B)", got["beta_s_per_byte"], beta, rel=1e-6)
+    ctx.run([ctx.program, "fit", "64:1e-6", "64:2e-6", "--json", ctx.out("degenerate.json")])
+    expect("status when all sizes are equal", ctx.load_json("degenerate.json")["status"],
+           "invalid argument")
+
+
+@lab.check("cpu.fit_measured", "Fitted alpha and beta of your measurements within 10%",
+           points=10, backend="cpu", parent="cpu.sweep")
+def cpu_fit_measured(ctx, sweep):
+    expect("fit status", sweep["fit_status"], "success")
+    alpha, beta = fit_line(sweep["bytes"], sweep["student_s"])
+    ctx.metric("alpha_us", sweep["alpha_s"] * 1e6)
+    ctx.metric("bandwidth_GBps", 1 / sweep["beta_s_per_byte"] / 1e9 if sweep["beta_s_per_byte"] else 0)
+    expect_close("beta (s/B)", sweep["beta_s_per_byte"], beta, rel=0.10)
+    # alpha is a small intercept next to large times: compare it relative to the
+    # smallest measured time as well as to itself.
+    expect_close("alpha (s)", sweep["alpha_s"], alpha, rel=0.10, abs=0.10 * min(sweep["student_s"]))
+
+
+@lab.check("cpu.estimate", "Step estimate matches the model within 1%", points=30,
+           backend="cpu", parent="cpu.build")
+def cpu_estimate(ctx, _):
+    seed = random.randrange(1 << 30)
+    ctx.log(f"random cases from seed {seed}")
+    cases = [CHAPTER1] + random_cases(random.Random(seed), 7)
+    for i, case in enumerate(cases):
+        ctx.run([ctx.program, "estimate", *as_args(case), "--json", ctx.out(f"case{i}.json")])
+        got = ctx.load_json(f"case{i}.json")
+        expect(f"case {i} status", got["status"], "success")
+        want = estimate(case)
+        for key in ("tp_s", "dp_s", "pp_s", "comm_s", "share"):
+            expect_close(f"case {i} ({case['nodes']}x{case['gpus_per_node']} GPUs, "
+                         f"tp={case['tp']} pp={case['pp']} dp={case['dp']}) {key}",
+                         got[key], want[key], rel=0.01, abs=1e-12)
+        link = (case["inter_alpha_s"], case["inter_bandwidth_Bps"])
+        expect_close(f"case {i} ring AllReduce of 1 GB over dp={case['dp']} ranks",
+                     got["ring_allreduce_check_s"], ring_allreduce(case["dp"], 1e9, link),
+                     rel=0.01, abs=1e-12)
+    ctx.metric("chapter1_comm_share", estimate(CHAPTER1)["share"])
+    bad = dict(CHAPTER1, dp=15)
+    res = ctx.run([ctx.program, "estimate", *as_args(bad), "--json", ctx.out("bad.json")],
+                  check=False)
+    expect("status for tp*pp*dp != GPUs", ctx.load_json("bad.json")["status"], "invalid argument")
+    expect("exit status for tp*pp*dp != GPUs", res.rc, 2)
+
+
+@lab.check("cpu.perf", "Ping-pong bandwidth vs the harness's loop (4 MiB)", points=30,
+           backend="cpu", kind="performance", timeout=90, parent="cpu.sweep")
+def cpu_perf(ctx, _):
+    ctx.mpirun(["bench", "--repeats", "9", "--json", ctx.out("bench.json")], ranks=2)
+    bench = ctx.load_json("bench.json")
+    if any(bench["corrupt_bytes"]):
+        raise CheckFailed("messages arrived wrong during the benchmark",
+                          expected="0 bad bytes", found=str(bench["corrupt_bytes"]))
+    mine, base = iter(bench["student_gbps"]), iter(bench["baseline_gbps"])
+    # The driver already interleaved the two loops (baseline, student, ...) in one run.
+    perf_ratio(ctx, student=lambda: next(mine), baseline=lambda: next(base),
+               repeats=len(bench["student_gbps"]), low=0.7, high=0.9, unit="GB/s",
+               name="one-way bandwidth")
+
+
+@lab.check("gpu.sweep", "Ping-pong between 2 GPUs with NCCL and its fit", points=10,
+           backend="gpu", needs={"gpus": 2}, timeout=120, parent="cpu.build")
+def gpu_sweep(ctx, _):
+    ctx.mpirun(["sweep", "--backend", "gpu", "--json", ctx.out("gpu.json")], ranks=2)
+    sweep = ctx.load_json("gpu.json")
+    expect("bad bytes", sum(sweep["corrupt_bytes"]), 0)
+    alpha, beta = fit_line(sweep["bytes"], sweep["student_s"])
+    expect_close("beta (s/B)", sweep["beta_s_per_byte"], beta, rel=0.10)
+    ctx.metric("bandwidth_GBps", 1 / beta / 1e9 if beta > 0 else 0)
