@@ -1,0 +1,92 @@
+"""Every lab discriminates: the reference gets full marks, the untouched skeleton
+fails every correctness check, and each typical mistake (tests/labs/mutants.py) is
+caught by the checks named for it."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from tests.labs.mutants import MUTANTS
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+def labs_with_solutions():
+    return sorted(d for d in os.listdir(os.path.join(ROOT, "solutions")) if d.startswith("lab"))
+
+
+def grade(lab, *args):
+    """Runs ./grade on lab and returns (exit status, results JSON)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "r.json")
+        proc = subprocess.run([PYTHON, os.path.join(ROOT, "grader", "grade.py"), lab, *args,
+                               "--no-install", "--backend", "cpu,sim", "--json", out],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, timeout=600)
+        if not os.path.exists(out):
+            raise AssertionError(f"./grade {lab} {' '.join(args)} wrote no JSON:\n{proc.stdout}")
+        with open(out, encoding="utf-8") as f:
+            return proc.returncode, json.load(f), proc.stdout
+
+
+def mutant_source(lab, mutant, tmp):
+    """Writes the solution with one edit into tmp and returns tmp."""
+    path = os.path.join(ROOT, "solutions", lab, f"{lab}.c")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    found = text.count(mutant.old)
+    if found != mutant.count:
+        raise AssertionError(f"mutant '{mutant.name}': its text occurs {found} times in "
+                             f"{path}, expected {mutant.count}; update tests/labs/mutants.py")
+    with open(os.path.join(tmp, f"{lab}.c"), "w", encoding="utf-8") as f:
+        f.write(text.replace(mutant.old, mutant.new))
+    return tmp
+
+
+class LabDiscrimination(unittest.TestCase):
+    def test_reference_full_marks(self):
+        for lab in labs_with_solutions():
+            with self.subTest(lab=lab):
+                rc, res, log = grade(lab, "--solution")
+                failed = [t["id"] for t in res["tests"] if t["status"] == "failed"]
+                self.assertEqual(failed, [], f"{lab} reference failed checks:\n{log}")
+                self.assertEqual(res["score"], res["max_score"], log)
+                self.assertGreater(res["max_score"], 0)
+                self.assertEqual(rc, 0, log)
+
+    def test_skeleton_fails_every_correctness_check(self):
+        for lab in labs_with_solutions():
+            with self.subTest(lab=lab):
+                rc, res, log = grade(lab)
+                scored = [t for t in res["tests"] if t["max_score"] > 0 and t["status"] != "skipped"]
+                self.assertTrue(scored, f"{lab}: no scored checks ran")
+                passed = [t["id"] for t in scored if t["status"] == "passed"]
+                self.assertEqual(passed, [], f"{lab} skeleton passes checks:\n{log}")
+                self.assertEqual(res["score"], 0, log)
+                self.assertNotEqual(rc, 0)
+
+    def test_typical_mistakes_are_caught(self):
+        for lab, mutants in sorted(MUTANTS.items()):
+            self.assertGreaterEqual(len(mutants), 3, f"{lab}: fewer than 3 mutants")
+            for mutant in mutants:
+                with self.subTest(lab=lab, mutant=mutant.name), \
+                        tempfile.TemporaryDirectory() as tmp:
+                    rc, res, log = grade(lab, "--source", mutant_source(lab, mutant, tmp))
+                    status = {t["id"]: t for t in res["tests"]}
+                    for check in mutant.caught_by:
+                        self.assertIn(check, status, f"{lab}: no check {check}")
+                        t = status[check]
+                        self.assertNotEqual(
+                            (t["status"], t["score"]), ("passed", t["max_score"]),
+                            f"{lab}: mutant '{mutant.name}' not caught by {check}:\n{log}")
+                    self.assertLess(res["score"], res["max_score"])
+                    self.assertNotEqual(rc, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
