@@ -1,0 +1,81 @@
+"""Builds the lab with make and finds the binary; turns compiler output into a message."""
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+
+from . import runner
+
+BUILD_TIMEOUT = 600
+_ERR = re.compile(r"(error|undefined reference|No rule to make target)", re.I)
+
+
+@dataclass
+class Build:
+    """The outcome of building a lab: where the binary is, or why there is none."""
+
+    ok: bool
+    program: str
+    command: str
+    message: str = ""
+    elapsed: float = 0.0
+    output: str = ""          # everything make printed (kept in build/grade/<lab>/build.log)
+
+
+def plan(root, lab, program, solution=False, source=None, out_dir=None):
+    """Returns (make argv, binary path) for the build mode.
+
+    Default: make -s <lab> -> build/labs/<lab>/<program>; solution: make -s solution-<lab>
+    -> build/solutions/<lab>/<program>; source DIR: make -s <lab> STUDENT_DIR=DIR
+    LAB_OUT=<out_dir> -> <out_dir>/<program>.
+    """
+    if source:
+        argv = ["make", "-s", lab, f"STUDENT_DIR={os.path.abspath(source)}",
+                f"LAB_OUT={out_dir}"]
+        return argv, os.path.join(out_dir, program)
+    if solution:
+        return (["make", "-s", f"solution-{lab}"],
+                os.path.join(root, "build", "solutions", lab, program))
+    return ["make", "-s", lab], os.path.join(root, "build", "labs", lab, program)
+
+
+def first_errors(text, n=12):
+    """Returns the first n lines that look like compiler or make errors (with the line
+    before each as context), or the last n lines when none does."""
+    lines = text.splitlines()
+    picked = []
+    for i, line in enumerate(lines):
+        if _ERR.search(line):
+            if i > 0 and lines[i - 1] not in picked and not _ERR.search(lines[i - 1]):
+                picked.append(lines[i - 1])
+            picked.append(line)
+        if len(picked) >= n:
+            break
+    return "\n".join(picked[:n] if picked else lines[-n:])
+
+
+def build(root, lab, program, workdir, solution=False, source=None, echo=None):
+    """Runs the build and returns a Build; never raises for a failed build."""
+    out_dir = os.path.join(workdir, "_build") if source else None
+    argv, binary = plan(root, lab, program, solution, source, out_dir)
+    command = runner.repro_line(argv, root)
+    if shutil.which("make") is None:
+        return Build(False, binary, command, "make not found on PATH")
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+    os.makedirs(workdir, exist_ok=True)
+    res = runner.run(argv, cwd=root, workdir=workdir, timeout=BUILD_TIMEOUT, root=root,
+                     echo=echo)
+    text = (res.stdout + "\n" + res.stderr).strip()
+    if res.timed_out:
+        return Build(False, binary, command, f"build timed out after {BUILD_TIMEOUT} s",
+                     res.elapsed, text)
+    if res.rc != 0:
+        return Build(False, binary, command,
+                     f"build failed (exit {res.rc}):\n{first_errors(text)}", res.elapsed, text)
+    if not os.path.isfile(binary):
+        rel = os.path.relpath(binary, root)
+        return Build(False, binary, command, f"build succeeded but {rel} was not produced",
+                     res.elapsed, text)
+    return Build(True, binary, command, "", res.elapsed, text)

@@ -1,0 +1,196 @@
+"""The ctx object handed to every check: paths, commands, metrics, logs and plots."""
+
+import json
+import os
+import shutil
+
+from . import plot as plotmod
+from . import runner
+from .timer import TIMER
+from .verdicts import CheckCrashed, CheckFailed, CheckSkipped, CheckTimeout
+
+MPI_ENV = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1",
+}
+
+
+class Context:
+    """Everything a check may use. One Context per check run.
+
+    Attributes: lab (name), spec (the Lab), check (the Check), root (repo root), program
+    (path of the built lab binary), workdir (build/grade/<lab>/<check-id>/), report_dir
+    (build/grade/<lab>/), solution (True with --solution), backends (name -> Backend),
+    resources (gpus, nics, cpus, nodes found), verbose.
+    """
+
+    def __init__(self, spec, check, root, program, report_dir, backends=None, resources=None,
+                 solution=False, verbose=False, echo=None, inherited_commands=()):
+        self.spec = spec
+        self.lab = spec.name
+        self.check = check
+        self.root = root
+        self.program = program
+        self.report_dir = report_dir
+        self.workdir = os.path.join(report_dir, check.id)
+        self.backends = backends or {}
+        self.resources = resources or {}
+        self.solution = solution
+        self.verbose = verbose
+        self.echo = echo
+        self.commands = list(inherited_commands)   # repro lines, parent's first
+        self.results = []
+        self.log_lines = []
+        self.metrics = {}
+        self.plots = []
+        self.perf_fractions = []
+        self.perf_messages = []
+        self._background = []
+        if os.path.isdir(self.workdir):
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        os.makedirs(self.workdir, exist_ok=True)
+
+    # ---- paths and data -------------------------------------------------------------
+    def out(self, name):
+        """Returns the path of `name` in this check's private work directory."""
+        return os.path.join(self.workdir, name)
+
+    def load_json(self, name):
+        """Returns the parsed JSON file ctx.out(name). Raises CheckFailed if it is missing
+        or not valid JSON, naming the command that should have written it."""
+        path = self.out(name)
+        rel = os.path.relpath(path, self.root)
+        if not os.path.isfile(path):
+            raise CheckFailed(f"output file {rel} was not written",
+                              expected=f"the program writes {rel}", found="no such file")
+        try:
+            with open(path, encoding="utf-8") as f:
+                return json.load(f)
+        except (ValueError, UnicodeDecodeError) as e:
+            with open(path, "rb") as f:
+                head = f.read(400).decode("utf-8", "replace")
+            raise CheckFailed(f"output file {rel} is not valid JSON", expected="valid JSON",
+                              found=str(e), details="file begins with:\n" + head) from None
+
+    # ---- running commands ------------------------------------------------------------
+    def run(self, argv, timeout=None, env=None, input=None, check=True, shown_env=None):
+        """Runs argv from the repo root under this check's limit and returns a Result.
+
+        With check=True (default) a crash raises CheckCrashed, a timeout CheckTimeout, and a
+        non-zero exit CheckFailed with the last lines of stderr. With check=False only the
+        check's own time limit raises; everything else is left to the caller.
+        """
+        left = TIMER.remaining()
+        if left <= 0:
+            raise TIMER.expired_error("starting " + os.path.basename(str(argv[0])))
+        limit = left if timeout is None else min(timeout, left)
+        with TIMER.critical():
+            try:
+                res = runner.run(argv, cwd=self.root, workdir=self.workdir, timeout=limit,
+                                 env=env, input=input, root=self.root, shown_env=shown_env,
+                                 echo=self.echo)
+            except OSError as e:
+                raise CheckFailed(f"cannot run {argv[0]}: {e.strerror}",
+                                  command=runner.repro_line(argv, self.root, shown_env or env))
+        self.commands.append(res.command)
+        self.results.append(res)
+        self._log_result(res)
+        check_limit_hit = res.timed_out and (timeout is None or timeout >= left)
+        if check_limit_hit:
+            err = TIMER.expired_error("running a command")
+            err.command = res.command
+            err.details = _tail_block(res)
+            raise err
+        if check:
+            self.require_ok(res)
+        return res
+
+    def mpirun(self, args, ranks=2, timeout=None, env=None, check=True, mpi_args=(),
+               program=None):
+        """Runs `mpirun -np ranks [--oversubscribe] [mpi_args] <program> args...` with the
+        course's Open MPI settings (MPI_ENV) and returns its Result, as run() does."""
+        prog = program or self.program
+        argv = ["mpirun", "-np", str(ranks)]
+        if ranks > (os.cpu_count() or 1):
+            argv.append("--oversubscribe")
+        argv += list(mpi_args) + [prog] + [str(a) for a in args]
+        full_env = dict(MPI_ENV)
+        full_env.update(env or {})
+        return self.run(argv, timeout=timeout, env=full_env, check=check)
+
+    def require_ok(self, res):
+        """Raises the right exception unless the Result exited 0 without a signal."""
+        if res.timed_out:
+            raise CheckTimeout(f"command timed out after {res.elapsed:.1f} s",
+                               expected="command finishes in time", found="still running",
+                               command=res.command, details=_tail_block(res))
+        if res.output_limit:
+            raise CheckFailed("command wrote more than 1 GiB of output and was stopped",
+                              command=res.command)
+        if res.crashed:
+            who = f"rank {res.rank}" if res.rank is not None else "the program"
+            raise CheckCrashed(f"{who} was killed by signal {res.signal} ({res.signal_name})",
+                               expected="normal exit", found=f"signal {res.signal}",
+                               command=res.command, details=_tail_block(res))
+        if res.rc != 0:
+            raise CheckFailed(f"command exited with status {res.rc}", expected="exit status 0",
+                              found=f"exit status {res.rc}", command=res.command,
+                              details=_tail_block(res))
+
+    def spawn(self, argv, env=None):
+        """Starts argv in the background (e.g. a server) and returns a runner.Command;
+        call .wait(timeout) for its Result. It is killed when the check ends."""
+        cmd = runner.Command(argv, cwd=self.root, workdir=self.workdir, env=env,
+                             root=self.root, echo=self.echo)
+        with TIMER.critical():
+            cmd.start()
+            self._background.append(cmd)
+        self.commands.append(cmd.command)
+        return cmd
+
+    def close(self):
+        """Kills background processes still running (called by the harness)."""
+        with TIMER.critical():
+            for cmd in self._background:
+                if cmd.proc is not None and cmd.proc.returncode is None:
+                    self._log_result(cmd.stop())
+            self._background = []
+
+    # ---- results ---------------------------------------------------------------------
+    def metric(self, name, value):
+        """Attaches a metric (number, string or list) to this check's results."""
+        self.metrics[name] = value
+
+    def log(self, text):
+        """Adds a line to this check's log (shown with -v, kept for failed checks)."""
+        self.log_lines.append(str(text))
+        if self.echo:
+            self.echo.write(f"  | {text}\n")
+            self.echo.flush()
+
+    def skip(self, reason):
+        """Stops the check as SKIP (only for missing hardware or backends)."""
+        raise CheckSkipped(reason)
+
+    def plot(self, name, series, xlabel="", ylabel="", logx=True, logy=False, title=None):
+        """Draws series {"label": [(x, y), ...]} to build/grade/<lab>/<name>.png with gnuplot.
+        Returns the png path, or None when gnuplot is missing (the report says so)."""
+        path, note = plotmod.plot(self.report_dir, name, series, xlabel, ylabel, logx, logy,
+                                  title or name)
+        self.plots.append(note.replace(self.root.rstrip("/") + "/", ""))
+        return path
+
+    def _log_result(self, res):
+        self.log_lines.append(f"$ {res.command}\n  exit {res.rc}, {res.elapsed:.2f} s"
+                              + (", timed out" if res.timed_out else "")
+                              + (f", signal {res.signal}" if res.signal else ""))
+        for label, text in (("stdout", res.stdout), ("stderr", res.stderr)):
+            if text:
+                self.log_lines.append(f"--- {label} ---\n{text.rstrip()}")
+
+
+def _tail_block(res, n=20):
+    tail = res.stderr_tail(n)
+    return f"last lines of output:\n{tail}" if tail else "the command printed nothing"

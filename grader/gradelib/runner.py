@@ -1,0 +1,294 @@
+"""Runs one command in its own process group, output to files, under a time limit."""
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+
+KEEP_BYTES = 256 * 1024            # output kept per stream (head + tail)
+KEEP_HEAD = 32 * 1024
+HARD_CAP_BYTES = 1 << 30           # a command writing more than this is stopped
+KILL_GRACE = 2.0                   # seconds between SIGTERM and SIGKILL
+POLL = 0.05
+
+_MPI_RANK_SIGNAL = re.compile(
+    r"process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+)(?: \(([^)]*)\))?")
+_ANY_SIGNAL = re.compile(r"exited on signal (\d+)(?: \(([^)]*)\))?")
+
+
+@dataclass
+class Result:
+    """A finished command. signal is set when it (or an MPI rank) died on a signal."""
+
+    rc: int
+    stdout: str
+    stderr: str
+    command: str                    # shell line reproducing the command from the repo root
+    elapsed: float
+    timed_out: bool = False
+    signal: int = None
+    signal_name: str = None
+    rank: int = None                # MPI rank that died on the signal, when known
+    truncated: bool = False         # some output was dropped from stdout/stderr
+    output_limit: bool = False      # stopped for writing more than HARD_CAP_BYTES
+    argv: list = None
+
+    @property
+    def crashed(self):
+        return self.signal is not None
+
+    @property
+    def ok(self):
+        return self.rc == 0 and not self.timed_out and not self.crashed
+
+    def stderr_tail(self, n=20):
+        """Returns the last n lines of stderr (or of stdout when stderr is empty)."""
+        text = self.stderr.strip() or self.stdout.strip()
+        return "\n".join(text.splitlines()[-n:])
+
+
+def signal_name(num):
+    """Returns e.g. 'SIGSEGV' for 11, or 'signal N' when unknown."""
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def repro_line(argv, root, env=None, stdin_path=None):
+    """Returns a shell-quoted line running argv from the repo root, env vars first."""
+    def rel(s):
+        s = str(s)
+        prefix = root.rstrip("/") + "/"
+        return s.replace(prefix, "") if root else s
+    words = [f"{k}={shlex.quote(rel(v))}" for k, v in (env or {}).items()]
+    line = " ".join(words + [shlex.quote(rel(a)) for a in argv])
+    if stdin_path:
+        line += " < " + shlex.quote(rel(stdin_path))
+    return line
+
+
+def read_kept(path, keep=KEEP_BYTES, head=KEEP_HEAD):
+    """Returns (text, truncated): the whole file, or its head and tail when larger than keep."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return "", False
+    with open(path, "rb") as f:
+        if size <= keep:
+            return f.read().decode("utf-8", "replace"), False
+        first = f.read(head)
+        f.seek(size - (keep - head))
+        last = f.read()
+    mark = f"\n[... {size - len(first) - len(last)} bytes of output omitted ...]\n".encode()
+    return (first + mark + last).decode("utf-8", "replace"), True
+
+
+def kill_group(pgid):
+    """Sends SIGTERM to the process group, then SIGKILL after KILL_GRACE seconds if any
+    member is left. Never fails."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    end = time.monotonic() + KILL_GRACE
+    while time.monotonic() < end:
+        if not _group_alive(pgid):
+            return
+        time.sleep(POLL)
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_alive(pgid):
+    """True while some non-zombie process is in the group."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return not os.path.isdir("/proc")
+
+
+class _Tail(threading.Thread):
+    """Copies new output from files to a stream while a command runs (for -v)."""
+
+    def __init__(self, paths, stream):
+        super().__init__(daemon=True)
+        self.paths, self.stream = paths, stream
+        self.offsets = [0] * len(paths)
+        self.done = threading.Event()
+
+    def run(self):
+        while not self.done.is_set():
+            self.pump()
+            self.done.wait(0.1)
+        self.pump()
+
+    def pump(self):
+        for i, p in enumerate(self.paths):
+            try:
+                with open(p, "rb") as f:
+                    f.seek(self.offsets[i])
+                    data = f.read(1 << 20)
+            except OSError:
+                continue
+            if data:
+                self.offsets[i] += len(data)
+                self.stream.write(data.decode("utf-8", "replace"))
+                self.stream.flush()
+
+
+class Command:
+    """One process group: start(), then wait() or stop(). Output goes to files in workdir."""
+
+    _seq = 0
+
+    def __init__(self, argv, cwd, workdir, env=None, input=None, root=None,
+                 shown_env=None, echo=None):
+        Command._seq += 1
+        self.argv = [str(a) for a in argv]
+        self.cwd = cwd
+        self.env = env or {}
+        self.workdir = workdir
+        self.echo = echo
+        base = f"cmd{Command._seq:03d}-{os.path.basename(self.argv[0])[:24]}"
+        self.out_path = os.path.join(workdir, base + ".out")
+        self.err_path = os.path.join(workdir, base + ".err")
+        self.in_path = None
+        if input is not None:
+            self.in_path = os.path.join(workdir, base + ".in")
+            with open(self.in_path, "wb") as f:
+                f.write(input.encode() if isinstance(input, str) else input)
+        shown = self.env if shown_env is None else shown_env
+        self.command = repro_line(self.argv, root or cwd, shown, self.in_path)
+        self.proc = None
+        self.start_time = None
+        self.tail = None
+
+    def start(self):
+        """Starts the process in a new session. Raises OSError if it cannot be executed."""
+        os.makedirs(self.workdir, exist_ok=True)
+        env = dict(os.environ)
+        env.update({k: str(v) for k, v in self.env.items()})
+        if self.echo:
+            self.echo.write(f"$ {self.command}\n")
+            self.echo.flush()
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            stdin = open(self.in_path, "rb") if self.in_path else subprocess.DEVNULL
+            try:
+                self.start_time = time.monotonic()
+                self.proc = subprocess.Popen(self.argv, cwd=self.cwd, env=env, stdin=stdin,
+                                             stdout=out, stderr=err, start_new_session=True)
+            finally:
+                if self.in_path:
+                    stdin.close()
+        if self.echo:
+            self.tail = _Tail([self.out_path, self.err_path], self.echo)
+            self.tail.start()
+
+    def wait(self, timeout):
+        """Waits up to timeout seconds (None: no limit), kills the group and returns Result."""
+        end = None if timeout is None else self.start_time + max(timeout, 0)
+        timed_out = over_cap = False
+        while True:
+            try:
+                self.proc.wait(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if end is not None and time.monotonic() >= end:
+                timed_out = True
+                break
+            if self._written() > HARD_CAP_BYTES:
+                over_cap = True
+                break
+        return self.stop(timed_out, over_cap)
+
+    def poll(self):
+        """Returns True once the main process has exited."""
+        return self.proc.poll() is not None
+
+    def stop(self, timed_out=False, over_cap=False):
+        """Kills the whole group, reaps the process and returns its Result."""
+        kill_group(self.proc.pid)
+        try:
+            rc = self.proc.wait(timeout=KILL_GRACE + 1)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        elapsed = time.monotonic() - self.start_time
+        if self.tail:
+            self.tail.done.set()
+            self.tail.join()
+        out, t1 = read_kept(self.out_path)
+        err, t2 = read_kept(self.err_path)
+        for p in (self.out_path, self.err_path):
+            try:
+                os.remove(p)
+            except OSError:
+                pass
+        res = Result(rc=rc, stdout=out, stderr=err, command=self.command, elapsed=elapsed,
+                     timed_out=timed_out, truncated=t1 or t2, output_limit=over_cap,
+                     argv=self.argv)
+        if not timed_out and not over_cap:
+            _find_crash(res)
+        return res
+
+    def _written(self):
+        total = 0
+        for p in (self.out_path, self.err_path):
+            try:
+                total += os.path.getsize(p)
+            except OSError:
+                pass
+        return total
+
+
+def _find_crash(res):
+    """Sets res.signal/rank when the process died on a signal or mpirun reports a rank did."""
+    if res.rc is not None and res.rc < 0:
+        res.signal = -res.rc
+        res.signal_name = signal_name(res.signal)
+        return
+    text = res.stderr + "\n" + res.stdout
+    m = _MPI_RANK_SIGNAL.search(text)
+    if m:
+        res.rank = int(m.group(1))
+        res.signal = int(m.group(2))
+        res.signal_name = m.group(3) or signal_name(res.signal)
+        return
+    m = _ANY_SIGNAL.search(text)
+    if m and res.rc != 0:
+        res.signal = int(m.group(1))
+        res.signal_name = m.group(2) or signal_name(res.signal)
+
+
+def run(argv, cwd, workdir, timeout=None, env=None, input=None, root=None, shown_env=None,
+        echo=None):
+    """Runs argv to completion (or timeout) and returns its Result; never leaves a process
+    of its group behind. Raises OSError if argv[0] cannot be executed."""
+    cmd = Command(argv, cwd, workdir, env=env, input=input, root=root, shown_env=shown_env,
+                  echo=echo)
+    cmd.start()
+    try:
+        return cmd.wait(timeout)
+    finally:
+        if cmd.proc.returncode is None:
+            kill_group(cmd.proc.pid)
+            cmd.proc.wait()
