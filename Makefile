@@ -10,7 +10,7 @@
 
 .DEFAULT_GOAL := all
 .PHONY: all lib cli labs solutions skeletons check-skeletons unit-test grader-test lab-test \
-        test clean format format-check student-release
+        test deps clean format format-check
 
 include mk/config.mk
 include mk/library.mk

@@ -12,8 +12,14 @@
 LABS := $(notdir $(wildcard labs/lab[0-9][0-9]))
 SOLUTION_LABS := $(notdir $(wildcard solutions/lab[0-9][0-9]))
 
+# A lab may add a labs/labNN/lab.mk setting labNN_LDLIBS (extra libraries, e.g.
+# -lhwloc). Its .cu files (kernels of the driver) are compiled where nvcc exists;
+# the C code calls them under #ifdef CL_HAVE_CUDA.
+-include $(wildcard labs/lab[0-9][0-9]/lab.mk)
+
 # driver_objs(lab): object files of the lab's driver (everything but the student file)
-driver_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out labs/$(1)/$(1).c,$(wildcard labs/$(1)/*.c)))
+driver_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out labs/$(1)/$(1).c,$(wildcard labs/$(1)/*.c))) \
+              $(if $(HAVE_CUDA),$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard labs/$(1)/*.cu)))
 
 define LAB_RULES
 ifdef STUDENT_DIR
@@ -22,7 +28,7 @@ $(or $(LAB_OUT),$(BUILD)/submission/$(1))/$(1): $(STUDENT_DIR)/$(1).c $(call dri
 	$$(call say,LINK,$$@)
 	@mkdir -p $$(dir $$@)
 	$(Q)$(CC) $(CFLAGS) -Ilabs/$(1) -c $(STUDENT_DIR)/$(1).c -o $$@.o
-	$(Q)$(CC) $(LDFLAGS) -o $$@ $$@.o $(call driver_objs,$(1)) $(LIBCOMMLAB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $$@ $$@.o $(call driver_objs,$(1)) $(LIBCOMMLAB) $$($(1)_LDLIBS) $(LDLIBS)
 else
 $(1): $(BUILD)/labs/$(1)/$(1)
 endif
@@ -30,14 +36,14 @@ endif
 $(BUILD)/labs/$(1)/$(1): $(BUILD)/obj/labs/$(1)/$(1).o $(call driver_objs,$(1)) $(LIBCOMMLAB)
 	$$(call say,LINK,$$@)
 	@mkdir -p $$(dir $$@)
-	$(Q)$(CC) $(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(LIBCOMMLAB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(LIBCOMMLAB) $$($(1)_LDLIBS) $(LDLIBS)
 
 solution-$(1): $(BUILD)/solutions/$(1)/$(1)
 
 $(BUILD)/solutions/$(1)/$(1): $(BUILD)/obj/solutions/$(1)/$(1).o $(call driver_objs,$(1)) $(LIBCOMMLAB)
 	$$(call say,LINK,$$@)
 	@mkdir -p $$(dir $$@)
-	$(Q)$(CC) $(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(LIBCOMMLAB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(LIBCOMMLAB) $$($(1)_LDLIBS) $(LDLIBS)
 
 $(BUILD)/obj/solutions/$(1)/$(1).o: CFLAGS += -Ilabs/$(1)
 endef

@@ -10,7 +10,7 @@ import sys
 import tempfile
 import unittest
 
-from tests.labs.mutants import MUTANTS
+from tests.labs.mutants import all_mutants
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
@@ -71,7 +71,7 @@ class LabDiscrimination(unittest.TestCase):
                 self.assertNotEqual(rc, 0)
 
     def test_typical_mistakes_are_caught(self):
-        for lab, mutants in sorted(MUTANTS.items()):
+        for lab, mutants in sorted(all_mutants().items()):
             self.assertGreaterEqual(len(mutants), 3, f"{lab}: fewer than 3 mutants")
             for mutant in mutants:
                 with self.subTest(lab=lab, mutant=mutant.name), \
