@@ -83,7 +83,11 @@ int cl_topo_gpu_count(const cl_topo *t);
 /* Index of the device called name (name or label), or -1. */
 int cl_topo_find(const cl_topo *t, const char *name);
 
-/* Write the topology as JSON (the format of `commlab topo --json`). */
+/* Write the topology as JSON (the format of `commlab topo --json`), one line:
+ *   {"devices": [names], "links": [[code, ...], ...], "cpu_affinity": {name: "0-19,40-59"},
+ *    "numa_affinity": {name: 0 or null}}
+ * Affinity maps list only devices with a value (numa null for N/A).
+ * Returns CL_OK, or CL_ERR_IO when writing fails. */
 cl_result cl_topo_write_json(const cl_topo *t, FILE *out);
 
 #endif /* COMMLAB_TOPO_H */
