@@ -10,7 +10,7 @@
 
 .DEFAULT_GOAL := all
 .PHONY: all lib cli labs solutions skeletons check-skeletons unit-test grader-test lab-test \
-        test deps clean format format-check
+        test deps same-algo-test bench clean format format-check
 
 include mk/config.mk
 include mk/library.mk

@@ -3,10 +3,10 @@
  * One student source runs on every backend:
  *   "cpu"  MPI processes (Open MPI; shared memory or TCP)         p2p_mpi.c
  *   "gpu"  one GPU per MPI process, NCCL send/recv, CUDA memory   p2p_nccl.c
- *   "sim"  ranks as threads on a simulated machine, virtual time  p2p_sim.c
+ *   "sim"  ranks as coroutines on a simulated machine, virtual time  p2p_sim.c
  *
  * A program hands its per-rank body to cl_launch(), which starts the ranks
- * (MPI processes or simulated threads) and calls body(comm, arg) once per
+ * (MPI processes or simulated coroutines) and calls body(comm, arg) once per
  * rank. Rank bodies must keep their state on the stack or in arg-derived
  * per-rank memory: under "sim" all ranks share one address space.
  *

@@ -29,9 +29,28 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory check-skeletons
 	$(Q)$(MAKE) --no-print-directory unit-test
+	$(Q)$(MAKE) --no-print-directory same-algo-test
 	$(Q)$(MAKE) --no-print-directory grader-test
 	$(Q)$(MAKE) --no-print-directory lab-test
 	@echo "make test: all suites passed"
 
 deps:
 	$(Q)$(PYTHON) scripts/deps.py
+
+# The same student algorithm must give identical results on MPI and on the simulator.
+$(BUILD)/tests/same_algo: tests/sim/same_algo.c $(LIBCOMMLAB)
+	$(call say,CC,$<)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBCOMMLAB) $(LDLIBS)
+
+same-algo-test: $(BUILD)/tests/same_algo
+	$(Q)$(PYTHON) scripts/same_algo_test.py $(BUILD)/tests/same_algo
+
+# Simulator scale benchmark (not a test: it reports times, nothing asserts them).
+$(BUILD)/bench/sim_scale: bench/sim_scale.c $(LIBCOMMLAB)
+	$(call say,CC,$<)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBCOMMLAB) $(LDLIBS)
+
+bench: $(BUILD)/bench/sim_scale
+	$(Q)$(BUILD)/bench/sim_scale

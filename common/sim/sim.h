@@ -1,0 +1,72 @@
+/* sim.h: the simulator's entry points for the CLI and the labs: predict a whole collective.
+ *
+ * Timing only: a collective is compiled into phases of point-to-point flows
+ * (the schedule NCCL's algorithm would issue), each phase is run through the
+ * flow engine on the routed machine, and latency is charged per hop and per
+ * protocol with the constants of the system file. See docs/model.md.
+ */
+#ifndef COMMLAB_SIM_H
+#define COMMLAB_SIM_H
+
+#include "result.h"
+#include "sim_machine.h"
+
+typedef enum cl_sim_coll {
+    CL_COLL_ALLREDUCE,
+    CL_COLL_ALLGATHER,
+    CL_COLL_REDUCESCATTER,
+    CL_COLL_BROADCAST,
+    CL_COLL_ALLTOALL,
+    CL_COLL_COUNT
+} cl_sim_coll;
+
+typedef enum cl_sim_algo {
+    CL_ALGO_AUTO,
+    CL_ALGO_RING,
+    CL_ALGO_TREE,
+    CL_ALGO_NVLS,
+    CL_ALGO_HIER,
+    CL_ALGO_COUNT
+} cl_sim_algo;
+
+typedef struct cl_sim_result {
+    double time_us;   /* predicted completion time of one call */
+    double algbw;     /* GB/s, bytes / time as nccl-tests defines it */
+    double busbw;     /* GB/s, algbw x the nccl-tests bus factor */
+    double lat_us;    /* the latency part of time_us (launch + base + hops) */
+    cl_sim_algo algo; /* the algorithm used (auto resolved) */
+    int proto;        /* CL_PROTO_LL, CL_PROTO_LL128 or CL_PROTO_SIMPLE */
+    int nchannels;
+    long nflows;      /* flows simulated */
+} cl_sim_result;
+
+/* Names as the CLI spells them; "?" for an unknown value. These can't fail. */
+const char *cl_sim_coll_name(cl_sim_coll c);
+const char *cl_sim_algo_name(cl_sim_algo a);
+const char *cl_sim_proto_name(int proto);
+
+/* Parse "allreduce", "ring", ... Returns CL_ERR_INVALID if unknown. */
+cl_result cl_sim_coll_parse(const char *s, cl_sim_coll *out);
+cl_result cl_sim_algo_parse(const char *s, cl_sim_algo *out);
+
+/* nccl-tests' bus bandwidth factor for n ranks. This function can't fail. */
+double cl_sim_bus_factor(cl_sim_coll c, int n);
+
+/* Predict one collective of `bytes` (nccl-tests' size column: the buffer per
+ * rank for allreduce and broadcast, the total gathered or scattered array for
+ * allgather and reducescatter, the per-rank send total for alltoall) on m.
+ * Returns CL_OK, CL_ERR_UNSUPPORTED when algo does not apply (tree for
+ * allgather, nvls without NVLS hardware), CL_ERR_INVALID for bad sizes. */
+cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_sim_coll coll, cl_sim_algo algo,
+                                 double bytes, cl_sim_result *out);
+
+/* Load system (name or path), apply ov (may be NULL), build and predict. */
+cl_result cl_sim_predict(const char *system, const cl_sim_overrides *ov, cl_sim_coll coll,
+                         cl_sim_algo algo, double bytes, cl_sim_result *out);
+
+/* The ring order of channel c over all ranks (ranks[m->nranks]) and the
+ * number of channels the ring algorithm uses on m. */
+int cl_sim_ring_channels(const cl_sim_machine *m);
+void cl_sim_ring_order(const cl_sim_machine *m, int c, int *ranks);
+
+#endif /* COMMLAB_SIM_H */

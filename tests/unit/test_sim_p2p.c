@@ -1,0 +1,155 @@
+/* test_sim_p2p.c: student-style code over p2p.h under the sim backend: data, time, determinism. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "p2p.h"
+
+#define NR 8
+#define COUNT (NR * 32768) /* floats: 1 MiB per rank, 128 KiB chunks */
+
+typedef struct job {
+    double t_end[NR];
+    float out[NR][16];
+    int wrong;
+    int baseline;
+} job;
+
+/* Ring allreduce over p2p.h, as a lab would write it (count divisible by n). */
+static cl_result ring(cl_comm *c, float *buf, float *tmp, size_t count)
+{
+    int n = cl_comm_size(c), r = cl_comm_rank(c);
+    size_t ch = count / n;
+    int right = (r + 1) % n, left = (r + n - 1) % n;
+    for (int s = 0; s < n - 1; s++) {
+        int si = (r - s + n) % n, ri = (r - s - 1 + 2 * n) % n;
+        CL_CHECK(cl_sendrecv(c, buf + si * ch, ch * 4, right, tmp, ch * 4, left));
+        CL_CHECK(cl_reduce_local(c, buf + ri * ch, tmp, ch, CL_FLOAT32, CL_SUM));
+    }
+    for (int s = 0; s < n - 1; s++) {
+        int si = (r + 1 - s + n) % n, ri = (r - s + n) % n;
+        CL_CHECK(cl_sendrecv(c, buf + si * ch, ch * 4, right, buf + ri * ch, ch * 4, left));
+    }
+    return CL_OK;
+}
+
+static cl_result body(cl_comm *c, void *arg)
+{
+    job *j = arg;
+    int r = cl_comm_rank(c), n = cl_comm_size(c);
+    float *buf, *tmp, *host = malloc(COUNT * sizeof *host);
+    CL_CHECK(cl_mem_alloc(c, COUNT * 4, (void **)&buf));
+    CL_CHECK(cl_mem_alloc(c, COUNT * 4, (void **)&tmp));
+    for (int i = 0; i < COUNT; i++)
+        host[i] = (float)(r + 1) * (float)(i % 13 + 1);
+    CL_CHECK(cl_mem_upload(c, buf, host, COUNT * 4));
+    CL_CHECK(cl_barrier(c));
+    if (j->baseline)
+        CL_CHECK(cl_baseline_allreduce(c, buf, buf, COUNT, CL_FLOAT32, CL_SUM));
+    else
+        CL_CHECK(ring(c, buf, tmp, COUNT));
+    j->t_end[r] = cl_comm_time(c);
+    CL_CHECK(cl_mem_download(c, host, buf, COUNT * 4));
+    for (int i = 0; i < COUNT; i++)
+        if (host[i] != (float)(n * (n + 1) / 2) * (float)(i % 13 + 1))
+            j->wrong++;
+    memcpy(j->out[r], host + COUNT - 16, sizeof j->out[r]);
+    cl_mem_free(c, buf);
+    cl_mem_free(c, tmp);
+    free(host);
+    return CL_OK;
+}
+
+static void run(job *j, int baseline)
+{
+    memset(j, 0, sizeof *j);
+    j->baseline = baseline;
+    cl_launch_opts o = {.backend = "sim", .nranks = NR, .system = "dgx-a100"};
+    cl_result rc = cl_launch(&o, body, j);
+    if (rc != CL_OK)
+        print_error("%s\n", cl_last_error());
+    assert_int_equal(rc, CL_OK);
+}
+
+/* Bit-exact data, and the alpha-beta time of the ring on one DGX A100:
+ * each step moves a 128 KiB chunk over a 12 x 20 GB/s NVSwitch port after
+ * 3.4 us (NVLink Simple) + 2 x 0.0125 us (NVSwitch hop); a reduction of a
+ * chunk reads two and writes one chunk at 1610 GB/s. */
+static void test_ring_data_and_time(void **state)
+{
+    (void)state;
+    job j;
+    run(&j, 0);
+    assert_int_equal(j.wrong, 0);
+    double chunk = COUNT / NR * 4.0;
+    double step = 3.4e-6 + 0.025e-6 + chunk / 240e9;
+    double red = 3 * chunk / 1610e9;
+    double want = (NR - 1) * (step + red) + (NR - 1) * step;
+    for (int r = 0; r < NR; r++)
+        assert_true(fabs(j.t_end[r] - want) <= 1e-9 * want);
+}
+
+static void test_deterministic(void **state)
+{
+    (void)state;
+    job a, b;
+    run(&a, 0);
+    run(&b, 0);
+    assert_memory_equal(a.t_end, b.t_end, sizeof a.t_end);
+    assert_memory_equal(a.out, b.out, sizeof a.out);
+}
+
+static void test_baseline_allreduce(void **state)
+{
+    (void)state;
+    job j;
+    run(&j, 1);
+    assert_int_equal(j.wrong, 0);
+    assert_true(j.t_end[0] > 0);
+}
+
+static cl_result deadlock_body(cl_comm *c, void *arg)
+{
+    (void)arg;
+    char x[8];
+    return cl_recv(c, x, sizeof x, 1 - cl_comm_rank(c)); /* both receive: nobody sends */
+}
+
+static void test_deadlock_reported(void **state)
+{
+    (void)state;
+    cl_launch_opts o = {.backend = "sim", .nranks = 2, .system = "dgx-a100"};
+    assert_int_equal(cl_launch(&o, deadlock_body, NULL), CL_ERR_BACKEND);
+    assert_non_null(strstr(cl_last_error(), "deadlock"));
+}
+
+static cl_result size_body(cl_comm *c, void *arg)
+{
+    (void)arg;
+    char x[16] = {0};
+    if (cl_comm_rank(c) == 0)
+        return cl_send(c, x, 16, 1);
+    return cl_recv(c, x, 8, 0);
+}
+
+static void test_truncation_rejected(void **state)
+{
+    (void)state;
+    cl_launch_opts o = {.backend = "sim", .nranks = 2, .system = "dgx-a100"};
+    assert_int_equal(cl_launch(&o, size_body, NULL), CL_ERR_INVALID);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_data_and_time), cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_baseline_allreduce), cmocka_unit_test(test_deadlock_reported),
+        cmocka_unit_test(test_truncation_rejected),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
