@@ -32,6 +32,7 @@ def script(png, data, series, xlabel, ylabel, logx, logy, title, terminal):
              "set grid"]
     if logx:
         lines.append("set logscale x 2")
+        lines.append("set format x \"%.0s%c\"")  # 1k, 1M instead of 1.04858x10^6
     if logy:
         lines.append("set logscale y")
     plots = [f"{_quote(data)} index {i} using 1:2 with linespoints title {_quote(label)}"

@@ -6,8 +6,6 @@ step estimates with an independent implementation of the handout's model.
 """
 
 import random
-import statistics
-
 from gradelib import CheckFailed, Lab, expect, expect_close, perf_ratio
 from gradelib.symbols import forbid_symbols
 
@@ -200,6 +198,38 @@ def cpu_perf(ctx, _):
     perf_ratio(ctx, student=lambda: next(mine), baseline=lambda: next(base),
                repeats=len(bench["student_gbps"]), low=0.7, high=0.9, unit="GB/s",
                name="one-way bandwidth")
+
+
+@lab.check("sim.sweep", "Ping-pong on a simulated DGX A100 (NVSwitch)", points=0,
+           backend="sim", timeout=60, parent="cpu.build")
+def sim_sweep(ctx, _):
+    ctx.run([ctx.program, "sweep", "--backend", "sim", "--system", "dgx-a100", "--repeats", "3",
+             "--json", ctx.out("sim.json")])
+    return ctx.load_json("sim.json")
+
+
+@lab.check("sim.pingpong", "Simulated ping-pong: data and one-way time exact", points=10,
+           backend="sim", parent="sim.sweep")
+def sim_pingpong(ctx, sweep):
+    expect("bad bytes", sum(sweep["corrupt_bytes"]), 0)
+    # Virtual time is deterministic: your loop and the harness's must agree to 1%.
+    for b, mine, ref in zip(sweep["bytes"], sweep["student_s"], sweep["baseline_s"]):
+        expect_close(f"one-way time at {int(b)} B (s)", mine, ref, rel=0.01)
+    ctx.plot("lab01-sim", {"simulated DGX A100, GPU0-GPU1":
+                           [(b, b / t / 1e9) for b, t in zip(sweep["bytes"], sweep["student_s"])]},
+             xlabel="message size (bytes)", ylabel="one-way bandwidth (GB/s)",
+             title="lab01 ping-pong on the sim backend")
+
+
+@lab.check("sim.fit", "Simulated link: your fit equals the grader's", points=10, backend="sim",
+           parent="sim.sweep")
+def sim_fit(ctx, sweep):
+    expect("fit status", sweep["fit_status"], "success")
+    alpha, beta = fit_line(sweep["bytes"], sweep["student_s"])
+    expect_close("alpha (s)", sweep["alpha_s"], alpha, rel=0.01)
+    expect_close("beta (s/B)", sweep["beta_s_per_byte"], beta, rel=0.01)
+    ctx.metric("alpha_us", alpha * 1e6)
+    ctx.metric("bandwidth_GBps", 1 / beta / 1e9)
 
 
 @lab.check("gpu.sweep", "Ping-pong between 2 GPUs with NCCL and its fit", points=10,

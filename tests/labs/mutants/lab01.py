@@ -4,7 +4,7 @@ from tests.labs.mutants import Mutant
 
 MUTANTS = [
     Mutant("round trip reported as one-way time",
-           "/ (2.0 * iters);", "/ iters;", ["cpu.pingpong"]),
+           "/ (2.0 * iters);", "/ iters;", ["cpu.pingpong", "sim.pingpong"]),
     Mutant("off-by-one message size",
            "buf, bytes, peer", "buf, bytes - 1, peer", ["cpu.pingpong"], count=4),
     Mutant("intercept without the slope term",
