@@ -1,7 +1,9 @@
 /* json.c: the streaming JSON writer. */
 #include "json.h"
 
+#include <errno.h>
 #include <math.h>
+#include <string.h>
 
 static void fail(cl_json *j, cl_result rc, const char *why)
 {
@@ -81,6 +83,7 @@ static void close_level(cl_json *j, bool object)
 void cl_json_begin(cl_json *j, FILE *out)
 {
     j->out = out;
+    j->owns_out = false;
     j->depth = 0;
     j->error = CL_OK;
 }
@@ -134,4 +137,47 @@ cl_result cl_json_end(cl_json *j)
     if (fflush(j->out) != 0 || ferror(j->out))
         fail(j, CL_ERR_IO, "write failed");
     return j->error;
+}
+
+void cl_json_number_array(cl_json *j, const char *key, const double *values, size_t n)
+{
+    cl_json_array_start(j, key);
+    for (size_t i = 0; i < n; i++)
+        cl_json_number(j, NULL, values[i]);
+    cl_json_array_end(j);
+}
+
+void cl_json_int_array(cl_json *j, const char *key, const long long *values, size_t n)
+{
+    cl_json_array_start(j, key);
+    for (size_t i = 0; i < n; i++)
+        cl_json_int(j, NULL, values[i]);
+    cl_json_array_end(j);
+}
+
+cl_result cl_json_open(cl_json *j, const char *path)
+{
+    if (!path || strcmp(path, "-") == 0) {
+        cl_json_begin(j, stdout);
+        return CL_OK;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        cl_set_error("cannot write %s: %s", path, strerror(errno));
+        return CL_ERR_IO;
+    }
+    cl_json_begin(j, f);
+    j->owns_out = true;
+    return CL_OK;
+}
+
+cl_result cl_json_close(cl_json *j)
+{
+    cl_result rc = cl_json_end(j);
+    if (j->owns_out && fclose(j->out) != 0 && rc == CL_OK) {
+        cl_set_error("json: closing the output failed");
+        rc = CL_ERR_IO;
+    }
+    j->owns_out = false;
+    return rc;
 }

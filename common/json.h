@@ -18,6 +18,7 @@
 #define COMMLAB_JSON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "result.h"
@@ -26,6 +27,7 @@
 
 typedef struct cl_json {
     FILE *out;
+    bool owns_out;                     /* opened by cl_json_open(): closed by cl_json_close() */
     int depth;
     bool first[CL_JSON_MAX_DEPTH];     /* no element written yet at this level */
     bool is_object[CL_JSON_MAX_DEPTH]; /* level is an object (else an array) */
@@ -43,8 +45,19 @@ void cl_json_int(cl_json *j, const char *key, long long value);
 void cl_json_bool(cl_json *j, const char *key, bool value);
 void cl_json_null(cl_json *j, const char *key);
 
+/* An array of n numbers, or of n integers. */
+void cl_json_number_array(cl_json *j, const char *key, const double *values, size_t n);
+void cl_json_int_array(cl_json *j, const char *key, const long long *values, size_t n);
+
 /* Finish: CL_OK, or the first error (CL_ERR_INVALID for misuse, CL_ERR_IO
  * for a failed write), with a reason in cl_last_error(). */
 cl_result cl_json_end(cl_json *j);
+
+/* Start a document written to path ("-" or NULL: standard output). Returns
+ * CL_ERR_IO with the reason when the file cannot be created. */
+cl_result cl_json_open(cl_json *j, const char *path);
+
+/* cl_json_end() and close the file opened by cl_json_open(). */
+cl_result cl_json_close(cl_json *j);
 
 #endif /* COMMLAB_JSON_H */

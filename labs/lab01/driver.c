@@ -185,54 +185,25 @@ static cl_result sweep_body(cl_comm *comm, void *arg)
     return CL_OK;
 }
 
-static void write_array(cl_json *j, const char *key, const double *v, int n)
-{
-    cl_json_array_start(j, key);
-    for (int i = 0; i < n; i++)
-        cl_json_number(j, NULL, v[i]);
-    cl_json_array_end(j);
-}
-
-static FILE *open_output(const char *path)
-{
-    if (!path)
-        return stdout;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        cl_set_error("cannot write %s", path);
-    return f;
-}
-
-static cl_result close_output(FILE *f)
-{
-    if (f != stdout && fclose(f) != 0) {
-        cl_set_error("write failed");
-        return CL_ERR_IO;
-    }
-    return CL_OK;
-}
-
 static cl_result write_sweep(const options *opt, const sweep_result *res)
 {
-    FILE *f = open_output(opt->json_path);
-    if (!f)
-        return CL_ERR_IO;
     cl_json j;
-    cl_json_begin(&j, f);
+    CL_CHECK(cl_json_open(&j, opt->json_path));
     cl_json_object_start(&j, NULL);
     cl_json_string(&j, "mode", opt->mode);
     cl_json_string(&j, "backend", opt->launch.backend);
-    write_array(&j, "bytes", res->bytes, res->nsizes);
-    write_array(&j, "student_s", res->student_s, res->nsizes);
-    write_array(&j, "baseline_s", res->baseline_s, res->nsizes);
-    write_array(&j, "external_s", res->external_s, res->nsizes);
-    cl_json_array_start(&j, "corrupt_bytes");
-    for (int i = 0; i < res->nsizes; i++)
-        cl_json_int(&j, NULL, (long long)res->corrupt[i]);
-    cl_json_array_end(&j);
+    size_t n = (size_t)res->nsizes;
+    long long corrupt[MAX_SIZES];
+    for (size_t i = 0; i < n; i++)
+        corrupt[i] = (long long)res->corrupt[i];
+    cl_json_number_array(&j, "bytes", res->bytes, n);
+    cl_json_number_array(&j, "student_s", res->student_s, n);
+    cl_json_number_array(&j, "baseline_s", res->baseline_s, n);
+    cl_json_number_array(&j, "external_s", res->external_s, n);
+    cl_json_int_array(&j, "corrupt_bytes", corrupt, n);
     if (strcmp(opt->mode, "bench") == 0) {
-        write_array(&j, "student_gbps", res->student_bw, opt->repeats);
-        write_array(&j, "baseline_gbps", res->baseline_bw, opt->repeats);
+        cl_json_number_array(&j, "student_gbps", res->student_bw, (size_t)opt->repeats);
+        cl_json_number_array(&j, "baseline_gbps", res->baseline_bw, (size_t)opt->repeats);
     } else {
         double alpha = 0, beta = 0;
         cl_clear_error();
@@ -243,9 +214,7 @@ static cl_result write_sweep(const options *opt, const sweep_result *res)
         cl_json_number(&j, "beta_s_per_byte", rc == CL_OK ? beta : 0.0 / 0.0);
     }
     cl_json_object_end(&j);
-    cl_result rc = cl_json_end(&j);
-    cl_result closed = close_output(f);
-    return rc != CL_OK ? rc : closed;
+    return cl_json_close(&j);
 }
 
 static cl_result run_pingpong(options *opt)
@@ -319,11 +288,8 @@ static cl_result run_estimate(const options *opt)
     lab01_estimate e = {0};
     CL_CHECK(parse_kv(opt, &w, &c, &l));
     cl_result rc = lab01_estimate_step(&w, &c, &l, &e);
-    FILE *f = open_output(opt->json_path);
-    if (!f)
-        return CL_ERR_IO;
     cl_json j;
-    cl_json_begin(&j, f);
+    CL_CHECK(cl_json_open(&j, opt->json_path));
     cl_json_object_start(&j, NULL);
     cl_json_string(&j, "status", cl_result_str(rc));
     cl_json_string(&j, "error", cl_last_error());
@@ -335,8 +301,7 @@ static cl_result run_estimate(const options *opt)
     cl_json_number(&j, "ring_allreduce_check_s",
                    lab01_ring_allreduce_time(l.dp, 1e9, c.inter)); /* TODO 3 on its own */
     cl_json_object_end(&j);
-    CL_CHECK(cl_json_end(&j));
-    CL_CHECK(close_output(f));
+    CL_CHECK(cl_json_close(&j));
     return rc;
 }
 
@@ -354,19 +319,15 @@ static cl_result run_fit(const options *opt)
     double alpha = 0, beta = 0;
     cl_clear_error();
     cl_result rc = lab01_fit_alpha_beta(bytes, seconds, n, &alpha, &beta);
-    FILE *f = open_output(opt->json_path);
-    if (!f)
-        return CL_ERR_IO;
     cl_json j;
-    cl_json_begin(&j, f);
+    CL_CHECK(cl_json_open(&j, opt->json_path));
     cl_json_object_start(&j, NULL);
     cl_json_string(&j, "status", cl_result_str(rc));
     cl_json_string(&j, "error", cl_last_error());
     cl_json_number(&j, "alpha_s", alpha);
     cl_json_number(&j, "beta_s_per_byte", beta);
     cl_json_object_end(&j);
-    CL_CHECK(cl_json_end(&j));
-    CL_CHECK(close_output(f));
+    CL_CHECK(cl_json_close(&j));
     return CL_OK; /* the status is in the JSON: an invalid input is a valid answer */
 }
 

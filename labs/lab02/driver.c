@@ -13,26 +13,10 @@
 
 #include "lab02.h"
 
-static FILE *open_output(const char *path)
-{
-    return path ? fopen(path, "w") : stdout;
-}
-
-static cl_result finish_output(cl_json *j, FILE *f)
-{
-    cl_result rc = cl_json_end(j);
-    if (f != stdout && fclose(f) != 0 && rc == CL_OK)
-        rc = CL_ERR_IO;
-    return rc;
-}
-
 static cl_result run_codes(int n, char **codes, const char *json_path)
 {
-    FILE *f = open_output(json_path);
-    if (!f)
-        return CL_ERR_IO;
     cl_json j;
-    cl_json_begin(&j, f);
+    CL_CHECK(cl_json_open(&j, json_path));
     cl_json_array_start(&j, NULL);
     for (int i = 0; i < n; i++) {
         cl_link link;
@@ -48,7 +32,7 @@ static cl_result run_codes(int n, char **codes, const char *json_path)
         cl_json_object_end(&j);
     }
     cl_json_array_end(&j);
-    return finish_output(&j, f);
+    return cl_json_close(&j);
 }
 
 static cl_result run_split(const char *text, const char *want_arg, const char *json_path)
@@ -63,11 +47,8 @@ static cl_result run_split(const char *text, const char *want_arg, const char *j
     const char *rest = NULL;
     cl_clear_error();
     int n = lab02_split_codes(text, codes, want, &rest);
-    FILE *f = open_output(json_path);
-    if (!f)
-        return CL_ERR_IO;
     cl_json j;
-    cl_json_begin(&j, f);
+    CL_CHECK(cl_json_open(&j, json_path));
     cl_json_object_start(&j, NULL);
     cl_json_int(&j, "count", n);
     cl_json_array_start(&j, "codes");
@@ -78,7 +59,7 @@ static cl_result run_split(const char *text, const char *want_arg, const char *j
     int inside = rest && rest >= text && rest <= text + strlen(text);
     cl_json_string(&j, "rest", n >= 0 && inside ? rest : NULL);
     cl_json_object_end(&j);
-    return finish_output(&j, f);
+    return cl_json_close(&j);
 }
 
 static cl_result run_parse(const char *path, const char *json_path)
@@ -94,24 +75,23 @@ static cl_result run_parse(const char *path, const char *json_path)
     fclose(in);
     if (rc != CL_OK)
         return rc; /* main prints the reason: "file:line: reason" */
-    FILE *f = open_output(json_path);
-    if (!f)
+    FILE *f = json_path ? fopen(json_path, "w") : stdout;
+    if (!f) {
+        cl_set_error("cannot write %s", json_path);
         return CL_ERR_IO;
-    CL_CHECK(cl_topo_write_json(&topo, f));
-    if (f != stdout && fclose(f) != 0)
-        return CL_ERR_IO;
-    return CL_OK;
+    }
+    rc = cl_topo_write_json(&topo, f);
+    if (f != stdout && fclose(f) != 0 && rc == CL_OK)
+        rc = CL_ERR_IO;
+    return rc;
 }
 
 static cl_result run_probe(const char *json_path)
 {
     static lab02_probe p;
     CL_CHECK(lab02_probe_gpus(&p));
-    FILE *f = open_output(json_path);
-    if (!f)
-        return CL_ERR_IO;
     cl_json j;
-    cl_json_begin(&j, f);
+    CL_CHECK(cl_json_open(&j, json_path));
     cl_json_object_start(&j, NULL);
     cl_json_int(&j, "ngpus", p.ngpus);
     cl_json_array_start(&j, "busid");
@@ -134,7 +114,7 @@ static cl_result run_probe(const char *json_path)
         cl_json_array_end(&j);
     }
     cl_json_object_end(&j);
-    return finish_output(&j, f);
+    return cl_json_close(&j);
 }
 
 int main(int argc, char **argv)
