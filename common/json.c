@@ -13,24 +13,29 @@ static void fail(cl_json *j, cl_result rc, const char *why)
     }
 }
 
-static void write_string(cl_json *j, const char *s)
+void cl_json_write_string(FILE *out, const char *s)
 {
-    fputc('"', j->out);
+    fputc('"', out);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '"': fputs("\\\"", j->out); break;
-        case '\\': fputs("\\\\", j->out); break;
-        case '\n': fputs("\\n", j->out); break;
-        case '\t': fputs("\\t", j->out); break;
-        case '\r': fputs("\\r", j->out); break;
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\t': fputs("\\t", out); break;
+        case '\r': fputs("\\r", out); break;
         default:
             if (*p < 0x20)
-                fprintf(j->out, "\\u%04x", *p);
+                fprintf(out, "\\u%04x", *p);
             else
-                fputc(*p, j->out);
+                fputc(*p, out);
         }
     }
-    fputc('"', j->out);
+    fputc('"', out);
+}
+
+static void write_string(cl_json *j, const char *s)
+{
+    cl_json_write_string(j->out, s);
 }
 
 /* Write the separator and key that precede a value at the current level. */

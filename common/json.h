@@ -45,6 +45,10 @@ void cl_json_int(cl_json *j, const char *key, long long value);
 void cl_json_bool(cl_json *j, const char *key, bool value);
 void cl_json_null(cl_json *j, const char *key);
 
+/* Write s as a quoted, escaped JSON string literal, for writers that lay out
+ * their own JSON (cl_topo_write_json). This function can't fail. */
+void cl_json_write_string(FILE *out, const char *s);
+
 /* An array of n numbers, or of n integers. */
 void cl_json_number_array(cl_json *j, const char *key, const double *values, size_t n);
 void cl_json_int_array(cl_json *j, const char *key, const long long *values, size_t n);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
+
 static const char *const kind_names[] = {
     [CL_LINK_SELF] = "X",     [CL_LINK_NVLINK] = "NV", [CL_LINK_PIX] = "PIX",
     [CL_LINK_PXB] = "PXB",    [CL_LINK_PHB] = "PHB",   [CL_LINK_NODE] = "NODE",
@@ -84,22 +86,6 @@ cl_result cl_topo_load(const char *path, cl_topo *out)
     return rc;
 }
 
-/* Write s as a JSON string literal. */
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
-    }
-    fputc('"', out);
-}
-
 cl_result cl_topo_write_json(const cl_topo *t, FILE *out)
 {
     if (t == NULL || out == NULL || CL_NEVER(t->ndevices < 0 || t->ndevices > CL_TOPO_MAX_DEVICES))
@@ -109,7 +95,7 @@ cl_result cl_topo_write_json(const cl_topo *t, FILE *out)
     for (int i = 0; i < n; i++) {
         if (i)
             fputs(", ", out);
-        json_string(out, t->dev[i].name);
+        cl_json_write_string(out, t->dev[i].name);
     }
     fputs("], \"links\": [", out);
     for (int i = 0; i < n; i++) {
@@ -117,7 +103,7 @@ cl_result cl_topo_write_json(const cl_topo *t, FILE *out)
         for (int j = 0; j < n; j++) {
             if (j)
                 fputs(", ", out);
-            json_string(out, t->link[i][j].code);
+            cl_json_write_string(out, t->link[i][j].code);
         }
         fputc(']', out);
     }
@@ -129,9 +115,9 @@ cl_result cl_topo_write_json(const cl_topo *t, FILE *out)
         if (!first)
             fputs(", ", out);
         first = 0;
-        json_string(out, t->dev[i].name);
+        cl_json_write_string(out, t->dev[i].name);
         fputs(": ", out);
-        json_string(out, t->dev[i].cpu_affinity);
+        cl_json_write_string(out, t->dev[i].cpu_affinity);
     }
     fputs("}, \"numa_affinity\": {", out);
     first = 1;
@@ -141,7 +127,7 @@ cl_result cl_topo_write_json(const cl_topo *t, FILE *out)
         if (!first)
             fputs(", ", out);
         first = 0;
-        json_string(out, t->dev[i].name);
+        cl_json_write_string(out, t->dev[i].name);
         if (t->dev[i].numa_node >= 0)
             fprintf(out, ": %d", t->dev[i].numa_node);
         else
