@@ -6,21 +6,6 @@
 #include "sim_engine.h"
 #include "sim_maxmin.h"
 
-static int grow(void **p, int *cap, int need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    int ncap = *cap ? *cap * 2 : 256;
-    while (ncap < need)
-        ncap *= 2;
-    void *q = realloc(*p, (size_t)ncap * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = ncap;
-    return 0;
-}
-
 cl_result cl_sim_engine_init(cl_sim_engine *e, const cl_sim_graph *g, double bw_scale)
 {
     memset(e, 0, sizeof *e);
@@ -36,9 +21,9 @@ cl_result cl_sim_engine_init(cl_sim_engine *e, const cl_sim_graph *g, double bw_
 int cl_sim_engine_add(cl_sim_engine *e, const int *path, int len, double bytes, double latency,
                       double cap, long tag)
 {
-    if (grow((void **)&e->f, &e->cap_f, e->nf + 1, sizeof *e->f) ||
-        grow((void **)&e->pool, &e->cap_pool, e->npool + len, sizeof *e->pool) ||
-        grow((void **)&e->live, &e->cap_live, e->nlive + 1, sizeof *e->live))
+    if (cl_sim_grow((void **)&e->f, &e->cap_f, e->nf + 1, sizeof *e->f) ||
+        cl_sim_grow((void **)&e->pool, &e->cap_pool, e->npool + len, sizeof *e->pool) ||
+        cl_sim_grow((void **)&e->live, &e->cap_live, e->nlive + 1, sizeof *e->live))
         return -1;
     memcpy(e->pool + e->npool, path, (size_t)len * sizeof *path);
     cl_sim_flow *f = &e->f[e->nf];

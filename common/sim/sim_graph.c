@@ -4,7 +4,7 @@
 
 #include "sim_graph.h"
 
-static int grow(void **p, int *cap, int need, size_t elem)
+int cl_sim_grow(void **p, int *cap, int need, size_t elem)
 {
     if (need <= *cap)
         return 0;
@@ -22,10 +22,10 @@ static int grow(void **p, int *cap, int need, size_t elem)
 int cl_sim_graph_add_vertex(cl_sim_graph *g, cl_sim_vkind kind, int level)
 {
     int cap = g->cap_v;
-    if (grow((void **)&g->vkind, &cap, g->nv + 1, sizeof *g->vkind))
+    if (cl_sim_grow((void **)&g->vkind, &cap, g->nv + 1, sizeof *g->vkind))
         return -1;
     cap = g->cap_v;
-    if (grow((void **)&g->vlevel, &cap, g->nv + 1, sizeof *g->vlevel))
+    if (cl_sim_grow((void **)&g->vlevel, &cap, g->nv + 1, sizeof *g->vlevel))
         return -1;
     g->cap_v = cap;
     g->vkind[g->nv] = (unsigned char)kind;
@@ -36,7 +36,7 @@ int cl_sim_graph_add_vertex(cl_sim_graph *g, cl_sim_vkind kind, int level)
 int cl_sim_graph_add_link(cl_sim_graph *g, int src, int dst, double bw, double lat,
                           cl_sim_lkind kind)
 {
-    if (grow((void **)&g->l, &g->cap_l, g->nl + 1, sizeof *g->l))
+    if (cl_sim_grow((void **)&g->l, &g->cap_l, g->nl + 1, sizeof *g->l))
         return -1;
     g->l[g->nl] = (cl_sim_link){.src = src, .dst = dst, .bw = bw, .lat = lat, .kind = kind};
     return g->nl++;

@@ -8,6 +8,8 @@
 #ifndef COMMLAB_SIM_GRAPH_H
 #define COMMLAB_SIM_GRAPH_H
 
+#include <stddef.h>
+
 #include "result.h"
 
 typedef enum cl_sim_vkind {
@@ -59,5 +61,9 @@ cl_result cl_sim_graph_finalize(cl_sim_graph *g);
 
 /* Free everything; the graph is empty afterwards. This function can't fail. */
 void cl_sim_graph_free(cl_sim_graph *g);
+
+/* Grow *p (an array of *cap elements of elem bytes) to hold at least need,
+ * doubling (first size 64). Returns 0, or -1 when realloc fails (*p kept). */
+int cl_sim_grow(void **p, int *cap, int need, size_t elem);
 
 #endif /* COMMLAB_SIM_GRAPH_H */
