@@ -64,6 +64,13 @@ cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_sim_coll coll, cl_sim_alg
 cl_result cl_sim_predict(const char *system, const cl_sim_overrides *ov, cl_sim_coll coll,
                          cl_sim_algo algo, double bytes, cl_sim_result *out);
 
+/* Like cl_sim_predict_machine for one algorithm (not auto) and one protocol
+ * (CL_PROTO_*): the time NCCL would see with NCCL_ALGO and NCCL_PROTO forced.
+ * Returns CL_OK, CL_ERR_UNSUPPORTED when the algorithm does not apply or the
+ * protocol is not available for it on m (NVLS runs Simple only), CL_ERR_INVALID. */
+cl_result cl_sim_predict_algo_proto(cl_sim_machine *m, cl_sim_coll coll, cl_sim_algo algo,
+                                    int proto, double bytes, cl_sim_result *out);
+
 /* The ring order of channel c over all ranks (ranks[m->nranks]) and the
  * number of channels the ring algorithm uses on m. */
 int cl_sim_ring_channels(const cl_sim_machine *m);

@@ -634,3 +634,37 @@ cl_result cl_sim_predict(const char *system, const cl_sim_overrides *ov, cl_sim_
     cl_sim_machine_free(&m);
     return rc;
 }
+
+cl_result cl_sim_predict_algo_proto(cl_sim_machine *m, cl_sim_coll coll, cl_sim_algo algo,
+                                    int proto, double bytes, cl_sim_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!(bytes >= 0) || coll < 0 || coll >= CL_COLL_COUNT || proto < 0 ||
+        proto >= CL_PROTO_COUNT || algo == CL_ALGO_AUTO) {
+        cl_set_error("invalid size, collective, protocol or algorithm");
+        return CL_ERR_INVALID;
+    }
+    cost c;
+    cl_result rc = algo_cost(m, coll, algo, bytes, &c);
+    if (rc != CL_OK)
+        return rc;
+    if (!c.protos_ok[proto]) {
+        cl_set_error("protocol %s is not available for %s on %s", cl_sim_proto_name(proto),
+                     cl_sim_algo_name(algo), m->sys.name);
+        return CL_ERR_UNSUPPORTED;
+    }
+    /* best_proto over a copy that allows only `proto` */
+    for (int p = 0; p < CL_PROTO_COUNT; p++)
+        c.protos_ok[p] = p == proto;
+    int chosen = proto;
+    double t = best_proto(m, &c, coll, bytes, &chosen);
+    out->algo = algo;
+    out->proto = proto;
+    out->nchannels = c.nch;
+    out->nflows = c.nflows;
+    out->lat_us = (m->sys.launch_us * US + c.lat_s[proto]) / US;
+    out->time_us = t / US;
+    out->algbw = t > 0 ? bytes / t / 1e9 : 0;
+    out->busbw = out->algbw * cl_sim_bus_factor(coll, m->nranks);
+    return CL_OK;
+}
