@@ -33,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guard.h"
+
 enum { AFF_CPU, AFF_NUMA, AFF_GPU_NUMA, AFF_KINDS };
 
 static const char *const aff_names[AFF_KINDS] = {"CPU Affinity", "NUMA Affinity", "GPU NUMA ID"};
@@ -388,6 +390,7 @@ static cl_result apply_nic_legend(const char *path, const smi_lines *ls, int fro
 
 cl_result cl_topo_parse_smi(FILE *f, const char *path, cl_topo *out)
 {
+    CL_GUARD("cl_topo_parse_smi");
     if (f == NULL || out == NULL)
         return CL_ERR_INVALID;
     if (path == NULL)

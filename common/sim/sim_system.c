@@ -325,7 +325,7 @@ cl_result cl_sim_system_parse(const char *path, cl_sim_system *out)
         int dirlen = slash ? (int)(slash - path) : 1;
         snprintf(tmp, sizeof tmp, "%.*s/%s", dirlen, slash ? path : ".", out->topology);
         if (strlen(tmp) >= sizeof out->topology) {
-            cl_set_error("%s: topology path too long", path);
+            cl_set_error("%s:%d: topology path too long", path, lineno);
             return CL_ERR_PARSE;
         }
         memcpy(out->topology, tmp, strlen(tmp) + 1);

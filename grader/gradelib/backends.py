@@ -174,6 +174,14 @@ class Detector:
                 "cpus": os.cpu_count() or 1}
 
 
+def numa_node_count():
+    """Returns the number of NUMA nodes Linux shows (1 where it shows none)."""
+    base = "/sys/devices/system/node"
+    if not os.path.isdir(base):
+        return 1
+    return max(1, len([d for d in os.listdir(base) if d.startswith("node") and d[4:].isdigit()]))
+
+
 def unmet_need(needs, detector):
     """Returns why `needs` cannot be met here (e.g. 'needs 2 GPUs (found 0: nvidia-smi not
     found)'), or None when every need is met."""
@@ -191,6 +199,10 @@ def unmet_need(needs, detector):
             have = os.cpu_count() or 1
             if have < want:
                 return f"needs {want} CPU cores (found {have})"
+        elif key == "numa_nodes":
+            have = numa_node_count()
+            if have < want:
+                return f"needs {want} NUMA nodes (found {have})"
         elif key == "commands":
             missing = [c for c in want if shutil.which(c) is None]
             if missing:

@@ -30,14 +30,22 @@ def plan(root, lab, program, solution=False, source=None, out_dir=None):
     -> build/solutions/<lab>/<program>; source DIR: make -s <lab> STUDENT_DIR=DIR
     LAB_OUT=<out_dir> -> <out_dir>/<program>.
     """
+    san = ["SAN=1"] if sanitizers() else []
+    bdir = "build-san" if san else "build"
     if source:
         argv = ["make", "-s", lab, f"STUDENT_DIR={os.path.abspath(source)}",
-                f"LAB_OUT={out_dir}"]
+                f"LAB_OUT={out_dir}"] + san
         return argv, os.path.join(out_dir, program)
     if solution:
-        return (["make", "-s", f"solution-{lab}"],
-                os.path.join(root, "build", "solutions", lab, program))
-    return ["make", "-s", lab], os.path.join(root, "build", "labs", lab, program)
+        return (["make", "-s", f"solution-{lab}"] + san,
+                os.path.join(root, bdir, "solutions", lab, program))
+    return ["make", "-s", lab] + san, os.path.join(root, bdir, "labs", lab, program)
+
+
+def sanitizers():
+    """True when COMMLAB_GRADE_SAN=1: build with `make SAN=1` (ASan and UBSan, into
+    build-san/) and grade that build."""
+    return os.environ.get("COMMLAB_GRADE_SAN") == "1"
 
 
 def first_errors(text, n=12):

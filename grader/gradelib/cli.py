@@ -2,9 +2,11 @@
 
 import argparse
 import os
+import shutil
+import signal
 import sys
 
-from . import deps, report
+from . import deps, official, report
 from .backends import DETECTORS, Detector
 from .engine import Engine, Options
 from .progress import fmt_points
@@ -12,6 +14,7 @@ from .select import UnknownFilter, select
 from .spec import SpecError, available_labs, load_lab
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE = 0, 1, 2
+TIMEOUT_CAP_ENV = "COMMLAB_GRADE_TIMEOUT_CAP"     # seconds; lowers every check's limit
 
 
 class _Parser(argparse.ArgumentParser):
@@ -19,6 +22,10 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         sys.stderr.write(f"grade: {message}\n")
         sys.exit(EXIT_USAGE)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 def parser():
@@ -37,6 +44,14 @@ def parser():
     p.add_argument("--no-install", action="store_true",
                    help="do not check or install the course's Debian packages")
     p.add_argument("--no-build", action="store_true", help="use the binary already built")
+    p.add_argument("--official", metavar="STUDENT_DIR",
+                   help="grade STUDENT_DIR's copy of the lab in a fresh build of this pristine "
+                        "tree, taking only the student's source files from it")
+    p.add_argument("--cluster", action="store_true",
+                   help="run the checks as Slurm jobs (site settings: grader/cluster.conf)")
+    p.add_argument("--batch", metavar="SUBMISSIONS",
+                   help="grade every SUBMISSIONS/<student>/<lab>.c as a Slurm job array")
+    p.add_argument("--out", metavar="DIR", help="with --batch: where results and the CSV go")
     p.add_argument("--root", metavar="DIR", help=argparse.SUPPRESS)
     return p
 
@@ -55,9 +70,13 @@ def _list(lab, ids, out):
 
 def main(argv=None, default_root=None):
     """Runs the grader and returns the exit status."""
+    # SIGTERM and SIGHUP end the run as Ctrl-C does, so that running commands are killed
+    # and the temporary folders removed.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupt)
     args = parser().parse_intermixed_args(argv)
     cwd = os.environ.get("COMMLAB_GRADE_CWD") or os.getcwd()   # where the user typed ./grade
-    for name in ("source", "json", "root"):
+    for name in ("source", "json", "root", "official"):
         if getattr(args, name):
             setattr(args, name, os.path.join(cwd, getattr(args, name)))
     root = os.path.abspath(args.root or default_root or cwd)
@@ -98,6 +117,15 @@ def main(argv=None, default_root=None):
     if args.solution and args.source:
         sys.stderr.write("grade: --solution and --source exclude each other\n")
         return EXIT_USAGE
+    if args.official and (args.solution or args.source or args.no_build):
+        sys.stderr.write("grade: --official excludes --solution, --source and --no-build\n")
+        return EXIT_USAGE
+    if args.official and not os.path.isdir(args.official):
+        sys.stderr.write(f"grade: --official {args.official}: not a directory\n")
+        return EXIT_USAGE
+    if args.cluster or args.batch:              # Slurm: gradelib/cluster.py
+        from . import cluster
+        return cluster.main(args, root, lab, ids)
     try:
         detector = Detector()
     except ValueError as e:
@@ -109,14 +137,34 @@ def main(argv=None, default_root=None):
         except deps.DepsError as e:
             sys.stderr.write(f"grade: {e}\n(or rerun with --no-install to try anyway)\n")
             return EXIT_USAGE
+    cap = None
+    if not args.official and os.environ.get(TIMEOUT_CAP_ENV):
+        try:
+            cap = float(os.environ[TIMEOUT_CAP_ENV])
+        except ValueError:
+            sys.stderr.write(f"grade: {TIMEOUT_CAP_ENV} must be a number of seconds\n")
+            return EXIT_USAGE
+    tmp = None
+    if args.official:
+        try:
+            tmp, root = official.prepare(root, lab, args.official)
+            lab = load_lab(root, args.lab)
+        except official.OfficialError as e:
+            sys.stderr.write(f"grade: --official: {e}\n")
+            return EXIT_USAGE
+        sys.stderr.write(f"official grading of {args.official} in {root}\n")
     opts = Options(root=root, solution=args.solution, source=args.source, backends=backends,
-                   verbose=args.verbose, build=not args.no_build, detector=detector)
+                   verbose=args.verbose, build=not args.no_build, detector=detector,
+                   official=bool(args.official), timeout_cap=cap)
     engine = Engine(lab, opts)
     try:
         outcomes = engine.run(ids)
     except KeyboardInterrupt:
         sys.stderr.write("\ngrade: interrupted\n")
         return 130
+    finally:
+        if tmp and not args.verbose:
+            shutil.rmtree(tmp, ignore_errors=True)
     sys.stdout.write(report.text(lab, outcomes, root))
     sys.stdout.flush()
     if args.json:

@@ -1,13 +1,19 @@
 """The ctx object handed to every check: paths, commands, metrics, logs and plots."""
 
+import dataclasses
 import json
 import os
+import re
 import shutil
 
 from . import plot as plotmod
-from . import runner
+from . import netns, runner
+from . import sandbox
 from .timer import TIMER
 from .verdicts import CheckCrashed, CheckFailed, CheckSkipped, CheckTimeout
+
+GUARD_ENV = "COMMLAB_FORBID"
+_GUARD_LINE = re.compile(r"commlab-guard: forbidden call to ([A-Za-z_][A-Za-z0-9_]*)")
 
 MPI_ENV = {
     "OMPI_ALLOW_RUN_AS_ROOT": "1",
@@ -27,7 +33,8 @@ class Context:
     """
 
     def __init__(self, spec, check, root, program, report_dir, backends=None, resources=None,
-                 solution=False, verbose=False, echo=None, inherited_commands=()):
+                 solution=False, verbose=False, echo=None, inherited_commands=(), limits=None,
+                 forbidden=None):
         self.spec = spec
         self.lab = spec.name
         self.check = check
@@ -48,6 +55,15 @@ class Context:
         self.perf_fractions = []
         self.perf_messages = []
         self._background = []
+        # Limits of every command the check runs (sandbox.py), and the library functions
+        # the lab forbids, which the library refuses at run time in the lab's program.
+        self.limits = dataclasses.replace(limits or sandbox.default_limits())
+        if check.backend == "gpu":
+            self.limits.mem_mb = 0      # the CUDA driver reserves far more address space
+        if self.limits.jail_root is None and not getattr(spec, "no_jail", False):
+            self.limits.jail_root = root
+            self.limits.jail_hide = tuple(sandbox.hidden_dirs(root, solution))
+        self.forbidden = forbidden if forbidden is not None else set()
         if os.path.isdir(self.workdir):
             shutil.rmtree(self.workdir, ignore_errors=True)
         os.makedirs(self.workdir, exist_ok=True)
@@ -86,11 +102,13 @@ class Context:
         if left <= 0:
             raise TIMER.expired_error("starting " + os.path.basename(str(argv[0])))
         limit = left if timeout is None else min(timeout, left)
+        run_env = self._guard_env(argv, env)
         with TIMER.critical():
             try:
                 res = runner.run(argv, cwd=self.root, workdir=self.workdir, timeout=limit,
-                                 env=env, input=input, root=self.root, shown_env=shown_env,
-                                 echo=self.echo)
+                                 env=run_env, input=input, root=self.root,
+                                 shown_env=shown_env if shown_env is not None else (env or {}),
+                                 echo=self.echo, limits=self.limits)
             except OSError as e:
                 raise CheckFailed(f"cannot run {argv[0]}: {e.strerror}",
                                   command=runner.repro_line(argv, self.root, shown_env or env))
@@ -120,15 +138,40 @@ class Context:
         full_env.update(env or {})
         return self.run(argv, timeout=timeout, env=full_env, check=check)
 
+    def netrun(self, args, nodes=2, ranks_per_node=1, rate="1gbit", rails=1, **kw):
+        """Runs the program with MPI across emulated nodes (net backend, netns.py) and
+        returns its Result, as mpirun() does."""
+        return netns.netrun(self, args, nodes, ranks_per_node, rate, rails, **kw)
+
+    def _guard_env(self, argv, env):
+        """env plus COMMLAB_FORBID when argv runs the lab's program and the lab forbids
+        library functions (common/guard.c reads it)."""
+        if not self.forbidden or not any(str(a) == str(self.program) for a in argv):
+            return env
+        full = dict(env or {})
+        full[GUARD_ENV] = ",".join(sorted(self.forbidden))
+        return full
+
     def require_ok(self, res):
         """Raises the right exception unless the Result exited 0 without a signal."""
+        guard = _GUARD_LINE.search(res.stderr + "\n" + res.stdout)
+        if guard and not res.ok:
+            raise CheckFailed("your code called a library function this lab forbids",
+                              expected=f"no call to {guard.group(1)}",
+                              found=f"{guard.group(1)} called at run time "
+                                    f"(through a pointer or a symbol lookup)",
+                              command=res.command)
+        if res.proc_limit:
+            raise CheckFailed(f"the command started more than {self.limits.max_procs} "
+                              f"processes and was stopped", expected="a bounded number of "
+                              "processes", found="a fork storm", command=res.command)
         if res.timed_out:
             raise CheckTimeout(f"command timed out after {res.elapsed:.1f} s",
                                expected="command finishes in time", found="still running",
                                command=res.command, details=_tail_block(res))
         if res.output_limit:
-            raise CheckFailed("command wrote more than 1 GiB of output and was stopped",
-                              command=res.command)
+            raise CheckFailed(f"command wrote more than {runner.HARD_CAP_BYTES >> 20} MiB of "
+                              f"output and was stopped", command=res.command)
         if res.crashed:
             who = f"rank {res.rank}" if res.rank is not None else "the program"
             raise CheckCrashed(f"{who} was killed by signal {res.signal} ({res.signal_name})",
@@ -142,8 +185,9 @@ class Context:
     def spawn(self, argv, env=None):
         """Starts argv in the background (e.g. a server) and returns a runner.Command;
         call .wait(timeout) for its Result. It is killed when the check ends."""
-        cmd = runner.Command(argv, cwd=self.root, workdir=self.workdir, env=env,
-                             root=self.root, echo=self.echo)
+        cmd = runner.Command(argv, cwd=self.root, workdir=self.workdir,
+                             env=self._guard_env(argv, env), shown_env=env, root=self.root,
+                             echo=self.echo, limits=self.limits)
         with TIMER.critical():
             cmd.start()
             self._background.append(cmd)

@@ -6,7 +6,11 @@ import subprocess
 import sys
 
 PACKAGES = ["openmpi-bin", "libopenmpi-dev", "libcmocka-dev", "libhwloc-dev", "hwloc",
-            "gnuplot-nox", "make", "gcc", "pkg-config"]
+            "gnuplot-nox", "make", "gcc", "pkg-config", "iproute2"]
+
+# What the project's own tests need on top (`make test`: a private Slurm for the
+# cluster tests, clang's libFuzzer and sanitizer runtimes for the fuzz targets).
+TEST_PACKAGES = ["slurm-wlm", "munge", "clang", "libclang-rt-14-dev"]
 
 # Where dpkg is absent: commands that stand for the packages (required ones first).
 REQUIRED_COMMANDS = ["make", "gcc", "mpicc", "mpirun"]
@@ -35,7 +39,8 @@ def install_command(missing):
             + " ".join(missing))
 
 
-def ensure(out=sys.stderr, is_root=None, which=shutil.which, run=subprocess.run):
+def ensure(out=sys.stderr, is_root=None, which=shutil.which, run=subprocess.run,
+           packages=PACKAGES):
     """Makes sure the course's dependencies are present.
 
     On Debian: installs missing packages with apt-get when root (showing its progress),
@@ -53,7 +58,7 @@ def ensure(out=sys.stderr, is_root=None, which=shutil.which, run=subprocess.run)
             raise DepsError(f"required commands not found: {', '.join(missing)}; install "
                             "Open MPI (mpicc, mpirun), make and gcc with your package manager")
         return []
-    missing = missing_packages(run=run)
+    missing = missing_packages(packages, run=run)
     if not missing:
         return []
     if not is_root:

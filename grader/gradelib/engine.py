@@ -1,5 +1,6 @@
 """Runs a lab's checks in order: skips, parent and correctness gating, verdicts, logs."""
 
+import fcntl
 import os
 import shutil
 import sys
@@ -8,7 +9,9 @@ import traceback
 from dataclasses import dataclass
 
 from . import build as buildmod
+from . import integrity
 from . import runner
+from . import sandbox
 from .backends import Detector, unmet_need
 from .context import Context
 from .progress import Progress
@@ -29,6 +32,8 @@ class Options:
     build: bool = True               # False: use the binary already built
     detector: Detector = None
     progress: object = None          # stream for progress lines (stderr)
+    official: bool = False           # --official: no knobs from the environment
+    timeout_cap: float = None        # every check's limit at most this (tests; not official)
 
 
 class Engine:
@@ -42,14 +47,37 @@ class Engine:
         self.outcomes = {}
         self.build = None
         self.used_backends = []
+        self.forbidden = set()           # library functions refused at run time
+        self.integrity = []              # problems found in the student's object file
+        self.limits = sandbox.default_limits()
+        self.limits.official = options.official
 
     def run(self, selected):
         """Grades the selected check ids and returns the Outcomes in run order."""
         order = run_order(self.lab, set(selected))
         os.makedirs(self.report_dir, exist_ok=True)
         stream = self.opt.progress if self.opt.progress is not None else sys.stderr
+        # One ./grade of a lab at a time per tree: they would share build/grade/<lab>/.
+        self._lock = open(os.path.join(self.report_dir, ".lock"), "w")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            stream.write(f"waiting for another ./grade {self.lab.name} in this tree\n")
+            stream.flush()
+            fcntl.flock(self._lock, fcntl.LOCK_EX)
+        try:
+            return self._run(order, selected, stream)
+        finally:
+            self._lock.close()
+
+    def _run(self, order, selected, stream):
         echo = stream if self.opt.verbose else None
         self.build = self._build(stream, echo)
+        if self.build.ok:
+            self.integrity = integrity.scan(self.build.program, self.opt.root,
+                                            getattr(self.lab, "allow", ()))
+            if self.integrity:
+                stream.write("integrity: " + "; ".join(self.integrity) + "\n")
         progress = Progress(stream, len(order), max(len(c.id) for c in order) if order else 8,
                             self.opt.verbose)
         for i, chk in enumerate(order, 1):
@@ -97,6 +125,11 @@ class Engine:
         if reason:
             out.verdict, out.message = SKIP, "skipped: " + reason
             return out
+        if self.integrity:
+            out.verdict = FAIL
+            out.message = ("not run: your file breaks the rules every lab shares:\n  "
+                           + "\n  ".join(self.integrity))
+            return out
         gate = self._gate(chk)
         if gate:
             out.verdict, out.message = gate
@@ -136,11 +169,15 @@ class Engine:
         ctx = Context(self.lab, chk, self.opt.root, self.build.program, self.report_dir,
                       backends=self.detector.cache, resources=self.detector.resources(),
                       solution=self.opt.solution, verbose=self.opt.verbose, echo=echo,
-                      inherited_commands=parent.commands if parent else ())
+                      inherited_commands=parent.commands if parent else (),
+                      limits=self.limits, forbidden=self.forbidden)
         out.commands = ctx.commands
         try:
             try:
-                TIMER.arm(chk.timeout)
+                limit = chk.timeout
+                if self.opt.timeout_cap and not self.opt.official:
+                    limit = min(limit, self.opt.timeout_cap)
+                TIMER.arm(limit)
                 value = chk.func(ctx, parent.value) if parent else chk.func(ctx)
             finally:
                 TIMER.disarm()

@@ -9,9 +9,11 @@ import threading
 import time
 from dataclasses import dataclass
 
+from . import sandbox
+
 KEEP_BYTES = 256 * 1024            # output kept per stream (head + tail)
 KEEP_HEAD = 32 * 1024
-HARD_CAP_BYTES = 1 << 30           # a command writing more than this is stopped
+HARD_CAP_BYTES = sandbox.DEFAULT_FSIZE  # a command writing more than this is stopped
 KILL_GRACE = 2.0                   # seconds between SIGTERM and SIGKILL
 POLL = 0.05
 
@@ -36,6 +38,8 @@ class Result:
     truncated: bool = False         # some output was dropped from stdout/stderr
     output_limit: bool = False      # stopped for writing more than HARD_CAP_BYTES
     argv: list = None
+    proc_limit: bool = False        # stopped for running more than limits.max_procs processes
+    strays: int = 0                 # processes still running after the main one ended
 
     @property
     def crashed(self):
@@ -43,7 +47,8 @@ class Result:
 
     @property
     def ok(self):
-        return self.rc == 0 and not self.timed_out and not self.crashed
+        return (self.rc == 0 and not self.timed_out and not self.crashed
+                and not self.output_limit and not self.proc_limit)
 
     def stderr_tail(self, n=20):
         """Returns the last n lines of stderr (or of stdout when stderr is empty)."""
@@ -158,10 +163,15 @@ class Command:
     """One process group: start(), then wait() or stop(). Output goes to files in workdir."""
 
     _seq = 0
+    _live = set()                   # pids of main processes still running (all commands)
 
     def __init__(self, argv, cwd, workdir, env=None, input=None, root=None,
-                 shown_env=None, echo=None):
+                 shown_env=None, echo=None, limits=None):
         Command._seq += 1
+        self.limits = limits or sandbox.Limits(scrub_env=False, private_tmp=False,
+                                               mem_mb=0, max_procs=0, fsize=HARD_CAP_BYTES)
+        self.dirs = None
+        self.proc_limit = False
         self.argv = [str(a) for a in argv]
         self.cwd = cwd
         self.env = env or {}
@@ -184,7 +194,14 @@ class Command:
     def start(self):
         """Starts the process in a new session. Raises OSError if it cannot be executed."""
         os.makedirs(self.workdir, exist_ok=True)
-        env = dict(os.environ)
+        sandbox.become_subreaper()
+        if self.limits.scrub_env:
+            env = sandbox.clean_env(os.environ, sandbox.extra_keep_names(self.limits.official))
+        else:
+            env = dict(os.environ)
+        if self.limits.private_tmp:
+            self.dirs = sandbox.PrivateDirs()
+            env.update(self.dirs.env())
         env.update({k: str(v) for k, v in self.env.items()})
         if self.echo:
             self.echo.write(f"$ {self.command}\n")
@@ -193,8 +210,18 @@ class Command:
             stdin = open(self.in_path, "rb") if self.in_path else subprocess.DEVNULL
             try:
                 self.start_time = time.monotonic()
-                self.proc = subprocess.Popen(self.argv, cwd=self.cwd, env=env, stdin=stdin,
-                                             stdout=out, stderr=err, start_new_session=True)
+                argv = self.argv
+                if self.limits.jail_root and sandbox.jail_available():
+                    argv = sandbox.jail_argv(argv, self.limits.jail_root, self.workdir,
+                                             self.limits.jail_hide)
+                self.proc = subprocess.Popen(argv, cwd=self.cwd, env=env, stdin=stdin,
+                                             stdout=out, stderr=err, start_new_session=True,
+                                             preexec_fn=sandbox.preexec(self.limits))
+                Command._live.add(self.proc.pid)
+            except BaseException:
+                if self.dirs:
+                    self.dirs.remove()
+                raise
             finally:
                 if self.in_path:
                     stdin.close()
@@ -206,6 +233,7 @@ class Command:
         """Waits up to timeout seconds (None: no limit), kills the group and returns Result."""
         end = None if timeout is None else self.start_time + max(timeout, 0)
         timed_out = over_cap = False
+        next_count = time.monotonic() + 0.5
         while True:
             try:
                 self.proc.wait(timeout=0.2)
@@ -218,7 +246,17 @@ class Command:
             if self._written() > HARD_CAP_BYTES:
                 over_cap = True
                 break
+            if self.limits.max_procs and time.monotonic() >= next_count:
+                next_count = time.monotonic() + 0.5
+                if self.count_processes() > self.limits.max_procs:
+                    self.proc_limit = True
+                    break
         return self.stop(timed_out, over_cap)
+
+    def count_processes(self):
+        """Number of live processes of this command (descendants, group, session)."""
+        table = sandbox.process_table()
+        return len(sandbox.command_processes(table, self.proc.pid))
 
     def poll(self):
         """Returns True once the main process has exited."""
@@ -226,12 +264,20 @@ class Command:
 
     def stop(self, timed_out=False, over_cap=False):
         """Kills the whole group, reaps the process and returns its Result."""
+        if self.proc_limit:
+            # a fork storm: stop it at once rather than give it the SIGTERM grace
+            sandbox.sweep(self.proc.pid, exclude=Command._live - {self.proc.pid})
         kill_group(self.proc.pid)
         try:
             rc = self.proc.wait(timeout=KILL_GRACE + 1)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             rc = self.proc.wait()
+        Command._live.discard(self.proc.pid)
+        # Processes that left the group (setsid, double fork) are found and killed too.
+        strays = sandbox.sweep(self.proc.pid, exclude=set(Command._live))
+        if self.dirs:
+            self.dirs.remove()
         elapsed = time.monotonic() - self.start_time
         if self.tail:
             self.tail.done.set()
@@ -243,11 +289,15 @@ class Command:
                 os.remove(p)
             except OSError:
                 pass
+        if rc == -signal.SIGXFSZ:       # hit RLIMIT_FSIZE: the output cap
+            over_cap = True
         res = Result(rc=rc, stdout=out, stderr=err, command=self.command, elapsed=elapsed,
                      timed_out=timed_out, truncated=t1 or t2, output_limit=over_cap,
-                     argv=self.argv)
-        if not timed_out and not over_cap:
+                     argv=self.argv, proc_limit=self.proc_limit, strays=strays)
+        if not timed_out and not over_cap and not self.proc_limit:
             _find_crash(res)
+            if res.signal == signal.SIGXFSZ:
+                res.output_limit, res.signal, res.signal_name = True, None, None
         return res
 
     def _written(self):
@@ -280,11 +330,13 @@ def _find_crash(res):
 
 
 def run(argv, cwd, workdir, timeout=None, env=None, input=None, root=None, shown_env=None,
-        echo=None):
+        echo=None, limits=None):
     """Runs argv to completion (or timeout) and returns its Result; never leaves a process
-    of its group behind. Raises OSError if argv[0] cannot be executed."""
+    of its own behind. limits (sandbox.Limits) adds rlimits, a scrubbed environment and a
+    private TMPDIR; None runs it as the grader's own helper. Raises OSError if argv[0]
+    cannot be executed."""
     cmd = Command(argv, cwd, workdir, env=env, input=input, root=root, shown_env=shown_env,
-                  echo=echo)
+                  echo=echo, limits=limits)
     cmd.start()
     try:
         return cmd.wait(timeout)
@@ -292,3 +344,7 @@ def run(argv, cwd, workdir, timeout=None, env=None, input=None, root=None, shown
         if cmd.proc.returncode is None:
             kill_group(cmd.proc.pid)
             cmd.proc.wait()
+            Command._live.discard(cmd.proc.pid)
+            sandbox.sweep(cmd.proc.pid, exclude=set(Command._live))
+            if cmd.dirs:
+                cmd.dirs.remove()

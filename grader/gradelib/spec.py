@@ -1,12 +1,13 @@
 """Lab specs: the Lab object, its registry of checks, validation and loading by name."""
 
 import importlib.util
+import math
 import os
 import re
 
 BACKENDS = ("cpu", "sim", "gpu", "nic", "net", "cluster")
 KINDS = ("correctness", "performance")
-NEED_KEYS = ("gpus", "nics", "cpus", "ranks", "nodes", "commands")
+NEED_KEYS = ("gpus", "nics", "cpus", "ranks", "nodes", "commands", "numa_nodes")
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -44,10 +45,14 @@ class Lab:
     Use the check() decorator to register checks; ids must be unique within the lab.
     """
 
-    def __init__(self, name, title="", program=None):
+    def __init__(self, name, title="", program=None, allow=(), student_files=None):
         self.name = name
         self.title = title
         self.program = program if program is not None else name
+        # integrity.py: calls the generic checks deny that this lab's students may make
+        self.allow = tuple(allow)
+        # the files a student writes (copied by ./grade --official), relative to the root
+        self.student_files = list(student_files or [f"labs/{name}/{name}.c"])
         self.checks = []
         self._by_id = {}
 
@@ -84,8 +89,15 @@ class Lab:
         if isinstance(chk.points, bool) or not isinstance(chk.points, (int, float)) \
                 or chk.points < 0:
             raise SpecError(f"{where}: points must be a number >= 0")
-        if not isinstance(chk.timeout, (int, float)) or chk.timeout <= 0:
+        if isinstance(chk.points, float) and not math.isfinite(chk.points):
+            raise SpecError(f"{where}: points must be a finite number")
+        if isinstance(chk.timeout, bool) or not isinstance(chk.timeout, (int, float)) \
+                or not chk.timeout > 0 or not math.isfinite(chk.timeout):
             raise SpecError(f"{where}: timeout must be > 0 seconds")
+        if chk.parent is not None and not isinstance(chk.parent, str):
+            raise SpecError(f"{where}: parent must be a check id (a string)")
+        if not isinstance(chk.title, str):
+            raise SpecError(f"{where}: title must be a string")
         for key in chk.needs:
             if key not in NEED_KEYS:
                 raise SpecError(f"{where}: unknown need {key!r} (one of {NEED_KEYS})")
@@ -152,7 +164,16 @@ def load_lab(root, name):
         raise LookupError(name)
     modspec = importlib.util.spec_from_file_location(f"commlab_labs.{name}", path)
     module = importlib.util.module_from_spec(modspec)
-    modspec.loader.exec_module(module)
+    try:
+        modspec.loader.exec_module(module)
+    except SpecError as e:
+        if str(e).startswith(path):
+            raise
+        raise SpecError(f"{path}:{_spec_line(e, path)}: {e}") from None
+    except SyntaxError as e:
+        raise SpecError(f"{path}:{e.lineno or 1}: syntax error: {e.msg}") from None
+    except Exception as e:      # the spec's own code failed while being imported
+        raise SpecError(f"{path}:{_spec_line(e, path)}: {type(e).__name__}: {e}") from None
     lab = getattr(module, "lab", None)
     if not isinstance(lab, Lab):
         found = [v for v in vars(module).values() if isinstance(v, Lab)]
@@ -161,3 +182,14 @@ def load_lab(root, name):
         lab = found[0]
     lab.validate()
     return lab
+
+
+def _spec_line(exc, path):
+    """The line of path where exc was raised (the innermost frame in that file), or 1."""
+    line = 1
+    tb = exc.__traceback__
+    while tb is not None:
+        if os.path.abspath(tb.tb_frame.f_code.co_filename) == os.path.abspath(path):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line

@@ -30,9 +30,13 @@ def undefined_symbols(ctx):
     return {line.split()[-1] for line in res.stdout.splitlines() if line.strip()}
 
 
-def forbid_symbols(ctx, names, why=""):
-    """Fails the check when the student's object calls any of names (directly; dlsym and
-    other indirect routes are caught at run time by the drivers)."""
+def forbid_symbols(ctx, names, why="", runtime=True):
+    """Fails the check when the student's object calls any of names directly. With runtime
+    (the default), the lab's program is also told to refuse them at run time
+    (common/guard.c: calls through a pointer or a symbol lookup) in every later check of
+    this run; use runtime=False for a function the lab's own driver calls."""
+    if runtime and getattr(ctx, "forbidden", None) is not None:
+        ctx.forbidden.update(names)
     used = sorted(set(names) & undefined_symbols(ctx))
     if used:
         raise CheckFailed("your code calls a function this lab asks you to write yourself",

@@ -33,6 +33,7 @@ def grade(root, *args, env=None, backends=None):
     full = dict(os.environ)
     full["COMMLAB_GRADE_BACKENDS"] = backends or ("cpu,sim" if HAVE_MPI else "sim")
     full.pop("COMMLAB_GRADE_CWD", None)
+    full["COMMLAB_GRADE_KEEP_ENV"] = "FAKE_WRONG"     # the fixture program reads it
     full.update(env or {})
     argv = [PYTHON, os.path.join(GRADER, "grade.py"), "--root", root, "--no-install"]
     return subprocess.run(argv + list(args), capture_output=True, text=True, env=full,
