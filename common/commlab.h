@@ -7,6 +7,7 @@
 #include "json.h"
 #include "p2p.h"
 #include "result.h"
+#include "shm.h"
 #include "stats.h"
 #include "timing.h"
 #include "topo.h"
