@@ -4,13 +4,15 @@
 #   make lab07      build one lab from your code (labs/lab07/lab07.c)
 #   ./grade lab07   build and grade it (./grade --help)
 #   make test       the project's own test suite
+#   make student-release  the course without solutions, for students
 #   make V=1 ...    show full commands
 #
 # Everything is built out of tree, under build/.
 
 .DEFAULT_GOAL := all
 .PHONY: all lib cli labs solutions skeletons check-skeletons unit-test grader-test lab-test \
-        test deps same-algo-test bench clean format format-check
+        test deps same-algo-test exploit-test cluster-test fuzz san-test bench clean format format-check \
+        student-release
 
 include mk/config.mk
 include mk/library.mk
@@ -25,6 +27,10 @@ format:
 
 format-check:
 	$(Q)clang-format --dry-run --Werror $(shell git ls-files '*.c' '*.h' '*.cu')
+
+# The student copy of the course: no solutions, no hidden material.
+student-release:
+	$(Q)scripts/student_release.sh $(BUILD)/student-release
 
 clean:
 	rm -rf build build-san

