@@ -52,7 +52,9 @@ cl_result cl_op_parse(const char *name, cl_op *out)
     return CL_ERR_INVALID;
 }
 
-/* One loop per (type, op); the macro keeps the eight loops identical. */
+/* One loop per (type, op); the macro keeps the eight loops identical. Integer
+ * sums and products are computed in the unsigned type W, so that overflow wraps
+ * (as MPI and NCCL do in practice) instead of being undefined behaviour. */
 #define REDUCE_LOOP(T, EXPR)                                                                       \
     do {                                                                                           \
         T *a = inout;                                                                              \
@@ -63,10 +65,10 @@ cl_result cl_op_parse(const char *name, cl_op *out)
         }                                                                                          \
     } while (0)
 
-#define REDUCE_TYPE(T)                                                                             \
+#define REDUCE_TYPE(T, W)                                                                          \
     switch (op) {                                                                                  \
-    case CL_SUM: REDUCE_LOOP(T, x + y); return CL_OK;                                              \
-    case CL_PROD: REDUCE_LOOP(T, x * y); return CL_OK;                                             \
+    case CL_SUM: REDUCE_LOOP(T, (T)((W)x + (W)y)); return CL_OK;                                   \
+    case CL_PROD: REDUCE_LOOP(T, (T)((W)x * (W)y)); return CL_OK;                                  \
     case CL_MAX: REDUCE_LOOP(T, x > y ? x : y); return CL_OK;                                      \
     case CL_MIN: REDUCE_LOOP(T, x < y ? x : y); return CL_OK;                                      \
     default: break;                                                                                \
@@ -75,10 +77,10 @@ cl_result cl_op_parse(const char *name, cl_op *out)
 cl_result cl_reduce_host(void *inout, const void *in, size_t count, cl_dtype t, cl_op op)
 {
     switch (t) {
-    case CL_INT32: REDUCE_TYPE(int32_t); break;
-    case CL_INT64: REDUCE_TYPE(int64_t); break;
-    case CL_FLOAT32: REDUCE_TYPE(float); break;
-    case CL_FLOAT64: REDUCE_TYPE(double); break;
+    case CL_INT32: REDUCE_TYPE(int32_t, uint32_t); break;
+    case CL_INT64: REDUCE_TYPE(int64_t, uint64_t); break;
+    case CL_FLOAT32: REDUCE_TYPE(float, float); break;
+    case CL_FLOAT64: REDUCE_TYPE(double, double); break;
     default: break;
     }
     cl_set_error("bad data type %d or reduction %d", (int)t, (int)op);
