@@ -22,7 +22,6 @@ typedef struct key {
 #define F(x) offsetof(cl_sim_system, x)
 static const key keys[] = {
     {"name", K_STR, F(name), 1},
-    {"topology", K_STR, F(topology), 0},
     {"nodes", K_INT, F(nodes), 1},
     {"gpus_per_node", K_INT, F(gpus_per_node), 1},
     {"nics_per_node", K_INT, F(nics_per_node), 1},
@@ -317,18 +316,6 @@ cl_result cl_sim_system_parse(const char *path, cl_sim_system *out)
         cl_set_error("%s:%d: nodes, gpus_per_node, cpus, gpus_per_pcie_switch must be >= 1 "
                      "and fabric_radix >= 2", path, lineno);
         return CL_ERR_PARSE;
-    }
-    /* A relative topology path is relative to the system file's directory. */
-    if (out->topology[0] && out->topology[0] != '/') {
-        char tmp[CL_SIM_PATH_LEN * 2];
-        const char *slash = strrchr(path, '/');
-        int dirlen = slash ? (int)(slash - path) : 1;
-        snprintf(tmp, sizeof tmp, "%.*s/%s", dirlen, slash ? path : ".", out->topology);
-        if (strlen(tmp) >= sizeof out->topology) {
-            cl_set_error("%s:%d: topology path too long", path, lineno);
-            return CL_ERR_PARSE;
-        }
-        memcpy(out->topology, tmp, strlen(tmp) + 1);
     }
     return CL_OK;
 }

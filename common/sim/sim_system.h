@@ -42,7 +42,6 @@ typedef struct cl_sim_nvpair {
 typedef struct cl_sim_system {
     char name[CL_SIM_NAME_LEN];
     char path[CL_SIM_PATH_LEN];      /* the file it came from */
-    char topology[CL_SIM_PATH_LEN];  /* node topology file (resolved path), "" if none */
     int nodes, gpus_per_node, nics_per_node;
     cl_sim_node_kind node;
     int nvlinks_per_gpu;

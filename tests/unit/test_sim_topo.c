@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "sim/sim_system.h"
 #include "sim/sim_topo.h"
 #include "topo.h"
 
@@ -96,12 +97,52 @@ static void test_nvlink_ring(void **state)
     cl_sim_topo_net_free(&net);
 }
 
+/* A system file's node structure is a transcription of a recorded topology:
+ * check it against the recording, pair by pair. */
+static void check_system_matches(const char *system, const char *recording)
+{
+    static cl_sim_system sys;
+    static cl_topo t;
+    char path[256];
+    snprintf(path, sizeof path, "datasets/systems/%s.conf", system);
+    assert_int_equal(cl_sim_system_parse(path, &sys), CL_OK);
+    snprintf(path, sizeof path, "datasets/topologies/%s", recording);
+    assert_int_equal(cl_topo_load(path, &t), CL_OK);
+    int g = cl_topo_gpu_count(&t);
+    assert_int_equal(sys.gpus_per_node, g);
+    for (int a = 0; a < g; a++)
+        for (int b = 0; b < g; b++) {
+            if (a == b)
+                continue;
+            int want = t.link[a][b].kind == CL_LINK_NVLINK ? t.link[a][b].nvlinks : 0;
+            int got = 0;
+            if (sys.node == CL_SIM_NODE_NVSWITCH)
+                got = sys.nvlinks_per_gpu;
+            for (int i = 0; i < sys.nnvpairs; i++)
+                if ((sys.nvpairs[i].a == a && sys.nvpairs[i].b == b) ||
+                    (sys.nvpairs[i].a == b && sys.nvpairs[i].b == a))
+                    got = sys.nvpairs[i].count;
+            if (got != want)
+                fail_msg("%s: GPU%d-GPU%d has %d NVLinks, %s says %d", system, a, b, got,
+                         recording, want);
+        }
+}
+
+static void test_systems_match_recordings(void **state)
+{
+    (void)state;
+    check_system_matches("dgx1-v100", "dgx1-v100.topo.txt");
+    check_system_matches("dgx-a100", "hgx-a100.topo.txt");
+    check_system_matches("dgx-h100", "ibm-vpc-h100-vsi.nccl.xml");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pcie_two_sockets),
         cmocka_unit_test(test_nvswitch),
         cmocka_unit_test(test_nvlink_ring),
+        cmocka_unit_test(test_systems_match_recordings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
