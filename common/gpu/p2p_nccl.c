@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "../p2p_backend.h"
+#include "gpu_check.h"
 #include "reduce_kernels.h"
 
 typedef struct nccl_comm {
@@ -21,104 +22,86 @@ typedef struct nccl_comm {
     cudaStream_t stream;
 } nccl_comm;
 
-#define CUDA_TRY(call)                                                                             \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            cl_set_error("%s: %s (%s)", #call, cudaGetErrorName(e_), cudaGetErrorString(e_));     \
-            return CL_ERR_BACKEND;                                                                 \
-        }                                                                                          \
-    } while (0)
-
-#define NCCL_TRY(call)                                                                             \
-    do {                                                                                           \
-        ncclResult_t r_ = (call);                                                                  \
-        if (r_ != ncclSuccess) {                                                                   \
-            cl_set_error("%s: %s", #call, ncclGetErrorString(r_));                                 \
-            return CL_ERR_BACKEND;                                                                 \
-        }                                                                                          \
-    } while (0)
-
 static nccl_comm *as_nccl(cl_comm *c) { return (nccl_comm *)c; }
 
 static cl_result finish_if_ungrouped(cl_comm *c)
 {
     if (c->group_depth == 0)
-        CUDA_TRY(cudaStreamSynchronize(as_nccl(c)->stream));
+        CL_CUDA_CHECK(cudaStreamSynchronize(as_nccl(c)->stream));
     return CL_OK;
 }
 
 static cl_result nccl_send(cl_comm *c, const void *buf, size_t bytes, int peer)
 {
-    NCCL_TRY(ncclSend(buf, bytes, ncclInt8, peer, as_nccl(c)->nccl, as_nccl(c)->stream));
+    CL_NCCL_CHECK(ncclSend(buf, bytes, ncclInt8, peer, as_nccl(c)->nccl, as_nccl(c)->stream));
     return finish_if_ungrouped(c);
 }
 
 static cl_result nccl_recv(cl_comm *c, void *buf, size_t bytes, int peer)
 {
-    NCCL_TRY(ncclRecv(buf, bytes, ncclInt8, peer, as_nccl(c)->nccl, as_nccl(c)->stream));
+    CL_NCCL_CHECK(ncclRecv(buf, bytes, ncclInt8, peer, as_nccl(c)->nccl, as_nccl(c)->stream));
     return finish_if_ungrouped(c);
 }
 
 static cl_result nccl_group_start(cl_comm *c)
 {
     (void)c;
-    NCCL_TRY(ncclGroupStart());
+    CL_NCCL_CHECK(ncclGroupStart());
     return CL_OK;
 }
 
 static cl_result nccl_group_end(cl_comm *c)
 {
-    NCCL_TRY(ncclGroupEnd());
-    CUDA_TRY(cudaStreamSynchronize(as_nccl(c)->stream));
+    CL_NCCL_CHECK(ncclGroupEnd());
+    CL_CUDA_CHECK(cudaStreamSynchronize(as_nccl(c)->stream));
     return CL_OK;
 }
 
 static cl_result nccl_barrier(cl_comm *c)
 {
-    CUDA_TRY(cudaStreamSynchronize(as_nccl(c)->stream));
+    CL_CUDA_CHECK(cudaStreamSynchronize(as_nccl(c)->stream));
     return MPI_Barrier(as_nccl(c)->world) == MPI_SUCCESS ? CL_OK : CL_ERR_BACKEND;
 }
 
 static cl_result nccl_mem_alloc(cl_comm *c, size_t bytes, void **out)
 {
     (void)c;
-    CUDA_TRY(cudaMalloc(out, bytes ? bytes : 1));
-    CUDA_TRY(cudaMemset(*out, 0, bytes)); /* touch it, as host buffers are */
+    CL_CUDA_CHECK(cudaMalloc(out, bytes ? bytes : 1));
+    CL_CUDA_CHECK(cudaMemset(*out, 0, bytes)); /* touch it, as host buffers are */
     return CL_OK;
 }
 
 static cl_result nccl_mem_free(cl_comm *c, void *p)
 {
     (void)c;
-    CUDA_TRY(cudaFree(p));
+    CL_CUDA_CHECK(cudaFree(p));
     return CL_OK;
 }
 
 static cl_result nccl_upload(cl_comm *c, void *dst, const void *src, size_t bytes)
 {
     (void)c;
-    CUDA_TRY(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+    CL_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
     return CL_OK;
 }
 
 static cl_result nccl_download(cl_comm *c, void *dst, const void *src, size_t bytes)
 {
-    CUDA_TRY(cudaStreamSynchronize(as_nccl(c)->stream));
-    CUDA_TRY(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+    CL_CUDA_CHECK(cudaStreamSynchronize(as_nccl(c)->stream));
+    CL_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
     return CL_OK;
 }
 
 static cl_result nccl_copy_local(cl_comm *c, void *dst, const void *src, size_t bytes)
 {
-    CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, as_nccl(c)->stream));
+    CL_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, as_nccl(c)->stream));
     return finish_if_ungrouped(c);
 }
 
 static cl_result nccl_reduce_local(cl_comm *c, void *inout, const void *in, size_t count,
                                    cl_dtype t, cl_op op)
 {
-    CUDA_TRY((cudaError_t)cl_gpu_reduce_launch(inout, in, count, (int)t, (int)op,
+    CL_CUDA_CHECK((cudaError_t)cl_gpu_reduce_launch(inout, in, count, (int)t, (int)op,
                                                as_nccl(c)->stream));
     return finish_if_ungrouped(c);
 }
@@ -149,8 +132,8 @@ static cl_result nccl_baseline_allreduce(cl_comm *c, const void *sendbuf, void *
     ncclDataType_t nt;
     ncclRedOp_t no;
     CL_CHECK(nccl_types(t, op, &nt, &no));
-    NCCL_TRY(ncclAllReduce(sendbuf, recvbuf, count, nt, no, as_nccl(c)->nccl, as_nccl(c)->stream));
-    CUDA_TRY(cudaStreamSynchronize(as_nccl(c)->stream));
+    CL_NCCL_CHECK(ncclAllReduce(sendbuf, recvbuf, count, nt, no, as_nccl(c)->nccl, as_nccl(c)->stream));
+    CL_CUDA_CHECK(cudaStreamSynchronize(as_nccl(c)->stream));
     return CL_OK;
 }
 
@@ -182,12 +165,12 @@ static cl_result nccl_open(nccl_comm *g)
     int device;
     ncclUniqueId id;
     CL_CHECK(select_device(g->world, &device));
-    CUDA_TRY(cudaSetDevice(device));
-    CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    CL_CUDA_CHECK(cudaSetDevice(device));
+    CL_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     if (g->base.rank == 0)
-        NCCL_TRY(ncclGetUniqueId(&id));
+        CL_NCCL_CHECK(ncclGetUniqueId(&id));
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, g->world);
-    NCCL_TRY(ncclCommInitRank(&g->nccl, g->base.size, id, g->base.rank));
+    CL_NCCL_CHECK(ncclCommInitRank(&g->nccl, g->base.size, id, g->base.rank));
     return CL_OK;
 }
 

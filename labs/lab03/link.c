@@ -12,6 +12,8 @@
 
 #ifdef CL_HAVE_CUDA
 #include <cuda_runtime.h>
+
+#include "gpu/gpu_check.h"
 #endif
 
 #define LINE 64
@@ -254,35 +256,24 @@ cl_result lab03_link_open_cpu(cl_comm *comm, size_t max_bytes, lab03_link **out)
 /* --- gpu: peer copies ------------------------------------------------------------------- */
 
 #ifdef CL_HAVE_CUDA
-#define CUDA_TRY(call)                                                                     \
-    do {                                                                                   \
-        cudaError_t e_ = (call);                                                           \
-        if (e_ != cudaSuccess) {                                                           \
-            cl_set_error("%s: %s (%s)", #call, cudaGetErrorName(e_), cudaGetErrorString(e_)); \
-            return e_ == cudaErrorNoDevice || e_ == cudaErrorInsufficientDriver            \
-                       ? CL_ERR_UNSUPPORTED                                                \
-                       : CL_ERR_BACKEND;                                                   \
-        }                                                                                  \
-    } while (0)
-
 static cl_result gpu_op(lab03_link *l, lab03_kind kind, int i, int j, size_t bytes)
 {
     cudaStream_t si = l->streams[i], sj = l->streams[j];
     switch (kind) {
     case LAB03_UNI:
-        CUDA_TRY(cudaMemcpyPeerAsync(l->ddst[j], j, l->dsrc[i], i, bytes, si));
-        CUDA_TRY(cudaStreamSynchronize(si));
+        CL_CUDA_CHECK(cudaMemcpyPeerAsync(l->ddst[j], j, l->dsrc[i], i, bytes, si));
+        CL_CUDA_CHECK(cudaStreamSynchronize(si));
         break;
     case LAB03_BIDIR:
-        CUDA_TRY(cudaMemcpyPeerAsync(l->ddst[j], j, l->dsrc[i], i, bytes, si));
-        CUDA_TRY(cudaMemcpyPeerAsync(l->ddst[i], i, l->dsrc[j], j, bytes, sj));
-        CUDA_TRY(cudaStreamSynchronize(si));
-        CUDA_TRY(cudaStreamSynchronize(sj));
+        CL_CUDA_CHECK(cudaMemcpyPeerAsync(l->ddst[j], j, l->dsrc[i], i, bytes, si));
+        CL_CUDA_CHECK(cudaMemcpyPeerAsync(l->ddst[i], i, l->dsrc[j], j, bytes, sj));
+        CL_CUDA_CHECK(cudaStreamSynchronize(si));
+        CL_CUDA_CHECK(cudaStreamSynchronize(sj));
         break;
     case LAB03_LATENCY:
-        CUDA_TRY(cudaMemcpyPeerAsync(l->ddst[j], j, l->dsrc[i], i, bytes, si));
-        CUDA_TRY(cudaMemcpyPeerAsync(l->ddst[i], i, l->ddst[j], j, bytes, si));
-        CUDA_TRY(cudaStreamSynchronize(si));
+        CL_CUDA_CHECK(cudaMemcpyPeerAsync(l->ddst[j], j, l->dsrc[i], i, bytes, si));
+        CL_CUDA_CHECK(cudaMemcpyPeerAsync(l->ddst[i], i, l->ddst[j], j, bytes, si));
+        CL_CUDA_CHECK(cudaStreamSynchronize(si));
         break;
     default:
         cl_set_error("unknown operation kind %d", (int)kind);
@@ -302,7 +293,7 @@ static cl_result gpu_check(lab03_link *l)
     size_t n = l->check_bytes < sizeof host ? l->check_bytes : sizeof host;
     if (l->check_from < 0 || n == 0)
         return CL_OK;
-    CUDA_TRY(cudaMemcpy(host, l->ddst[dst_dev], n, cudaMemcpyDeviceToHost));
+    CL_CUDA_CHECK(cudaMemcpy(host, l->ddst[dst_dev], n, cudaMemcpyDeviceToHost));
     for (size_t k = 0; k < n; k++)
         if (host[k] != pattern(l->check_from, k)) {
             l->bad++;
@@ -315,7 +306,7 @@ static cl_result gpu_check(lab03_link *l)
 cl_result lab03_link_open_gpu(size_t max_bytes, lab03_link **out)
 {
     int n = 0;
-    CUDA_TRY(cudaGetDeviceCount(&n));
+    CL_CUDA_CHECK(cudaGetDeviceCount(&n));
     if (n < 1) {
         cl_set_error("no GPU");
         return CL_ERR_UNSUPPORTED;
@@ -336,19 +327,19 @@ cl_result lab03_link_open_gpu(size_t max_bytes, lab03_link **out)
     for (int d = 0; d < n; d++) {
         for (size_t k = 0; k < max_bytes; k++)
             host[k] = pattern(d, k);
-        CUDA_TRY(cudaSetDevice(d));
+        CL_CUDA_CHECK(cudaSetDevice(d));
         for (int p = 0; p < n; p++) {
             int can = 0;
             if (p != d && cudaDeviceCanAccessPeer(&can, d, p) == cudaSuccess && can) {
                 cudaError_t e = cudaDeviceEnablePeerAccess(p, 0);
                 if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
-                    CUDA_TRY(e);
+                    CL_CUDA_CHECK(e);
             }
         }
-        CUDA_TRY(cudaMalloc(&l->dsrc[d], max_bytes));
-        CUDA_TRY(cudaMalloc(&l->ddst[d], max_bytes));
-        CUDA_TRY(cudaMemcpy(l->dsrc[d], host, max_bytes, cudaMemcpyHostToDevice));
-        CUDA_TRY(cudaStreamCreateWithFlags((cudaStream_t *)&l->streams[d],
+        CL_CUDA_CHECK(cudaMalloc(&l->dsrc[d], max_bytes));
+        CL_CUDA_CHECK(cudaMalloc(&l->ddst[d], max_bytes));
+        CL_CUDA_CHECK(cudaMemcpy(l->dsrc[d], host, max_bytes, cudaMemcpyHostToDevice));
+        CL_CUDA_CHECK(cudaStreamCreateWithFlags((cudaStream_t *)&l->streams[d],
                                            cudaStreamNonBlocking));
     }
     free(host);
@@ -393,8 +384,8 @@ cl_result lab03_sync(lab03_link *l)
     if (l->gpu) {
         CL_CHECK(gpu_check(l));
         for (int d = 0; d < l->n; d++) {
-            CUDA_TRY(cudaSetDevice(d));
-            CUDA_TRY(cudaDeviceSynchronize());
+            CL_CUDA_CHECK(cudaSetDevice(d));
+            CL_CUDA_CHECK(cudaDeviceSynchronize());
         }
         return CL_OK;
     }

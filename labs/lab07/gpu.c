@@ -28,25 +28,7 @@ cl_result lab07_gpu_run(const char *topo_path, const lab07_node *node, const lab
 #include <stdlib.h>
 #include <string.h>
 
-#define CUDA_TRY(call)                                                                  \
-    do {                                                                                \
-        cudaError_t e_ = (call);                                                        \
-        if (e_ != cudaSuccess) {                                                        \
-            cl_set_error("%s: %s", #call, cudaGetErrorString(e_));                      \
-            return e_ == cudaErrorNoDevice || e_ == cudaErrorInsufficientDriver         \
-                       ? CL_ERR_UNSUPPORTED                                             \
-                       : CL_ERR_BACKEND;                                                \
-        }                                                                               \
-    } while (0)
-
-#define NCCL_TRY(call)                                                                  \
-    do {                                                                                \
-        ncclResult_t r_ = (call);                                                       \
-        if (r_ != ncclSuccess) {                                                        \
-            cl_set_error("%s: %s", #call, ncclGetErrorString(r_));                      \
-            return CL_ERR_BACKEND;                                                      \
-        }                                                                               \
-    } while (0)
+#include "gpu/gpu_check.h"
 
 static cl_result load_topology(const char *path, cl_topo *t)
 {
@@ -71,28 +53,28 @@ static cl_result allgather(ncclComm_t tp, int tp_rank, int tp_size, size_t bytes
     unsigned char *host = malloc(chunk * (size_t)tp_size);
     if (!host)
         return CL_ERR_NOMEM;
-    CUDA_TRY(cudaMalloc((void **)&buf, chunk * (size_t)tp_size));
-    CUDA_TRY(cudaMemset(buf, 0, chunk * (size_t)tp_size));
-    CUDA_TRY(cudaMemset(buf + chunk * (size_t)tp_rank, tp_rank + 1, chunk));
-    NCCL_TRY(ncclAllGather(buf + chunk * (size_t)tp_rank, buf, chunk, ncclUint8, tp, s));
-    CUDA_TRY(cudaStreamSynchronize(s));
-    CUDA_TRY(cudaMemcpy(host, buf, chunk * (size_t)tp_size, cudaMemcpyDeviceToHost));
+    CL_CUDA_CHECK(cudaMalloc((void **)&buf, chunk * (size_t)tp_size));
+    CL_CUDA_CHECK(cudaMemset(buf, 0, chunk * (size_t)tp_size));
+    CL_CUDA_CHECK(cudaMemset(buf + chunk * (size_t)tp_rank, tp_rank + 1, chunk));
+    CL_NCCL_CHECK(ncclAllGather(buf + chunk * (size_t)tp_rank, buf, chunk, ncclUint8, tp, s));
+    CL_CUDA_CHECK(cudaStreamSynchronize(s));
+    CL_CUDA_CHECK(cudaMemcpy(host, buf, chunk * (size_t)tp_size, cudaMemcpyDeviceToHost));
     *wrong = 0;
     for (size_t i = 0; i < chunk * (size_t)tp_size; i++)
         *wrong += host[i] != (unsigned char)(i / chunk + 1);
     const int iters = 20;
     for (int i = 0; i < 5; i++) /* warm-up */
-        NCCL_TRY(ncclAllGather(buf + chunk * (size_t)tp_rank, buf, chunk, ncclUint8, tp, s));
-    CUDA_TRY(cudaStreamSynchronize(s));
+        CL_NCCL_CHECK(ncclAllGather(buf + chunk * (size_t)tp_rank, buf, chunk, ncclUint8, tp, s));
+    CL_CUDA_CHECK(cudaStreamSynchronize(s));
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     for (int i = 0; i < iters; i++)
-        NCCL_TRY(ncclAllGather(buf + chunk * (size_t)tp_rank, buf, chunk, ncclUint8, tp, s));
-    CUDA_TRY(cudaStreamSynchronize(s));
+        CL_NCCL_CHECK(ncclAllGather(buf + chunk * (size_t)tp_rank, buf, chunk, ncclUint8, tp, s));
+    CL_CUDA_CHECK(cudaStreamSynchronize(s));
     double t = (MPI_Wtime() - t0) / iters;
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     *busbw = (double)(chunk * (size_t)tp_size) * (tp_size - 1) / tp_size / t / 1e9;
-    CUDA_TRY(cudaFree(buf));
+    CL_CUDA_CHECK(cudaFree(buf));
     free(host);
     return CL_OK;
 }
@@ -103,7 +85,7 @@ static cl_result run(const char *topo_path, const lab07_node *node, const lab07_
     int rank, size, ndev = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    CUDA_TRY(cudaGetDeviceCount(&ndev));
+    CL_CUDA_CHECK(cudaGetDeviceCount(&ndev));
     if (ndev < size || size != l->tp * l->pp * l->dp || size > LAB07_MAX_GPUS) {
         cl_set_error("%d ranks, %d GPUs, layout %dx%dx%d: need ranks = tp*pp*dp <= GPUs", size,
                      ndev, l->tp, l->pp, l->dp);
@@ -118,27 +100,27 @@ static cl_result run(const char *topo_path, const lab07_node *node, const lab07_
     if (identity)
         for (int r = 0; r < size; r++)
             p.gpu_of_rank[r] = r;
-    CUDA_TRY(cudaSetDevice(p.gpu_of_rank[rank]));
+    CL_CUDA_CHECK(cudaSetDevice(p.gpu_of_rank[rank]));
     ncclUniqueId id;
     if (rank == 0)
-        NCCL_TRY(ncclGetUniqueId(&id));
+        CL_NCCL_CHECK(ncclGetUniqueId(&id));
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
     ncclComm_t world, tp;
-    NCCL_TRY(ncclCommInitRank(&world, size, id, rank));
-    NCCL_TRY(ncclCommSplit(world, p.tp_color[rank], p.tp_key[rank], &tp, NULL));
+    CL_NCCL_CHECK(ncclCommInitRank(&world, size, id, rank));
+    CL_NCCL_CHECK(ncclCommSplit(world, p.tp_color[rank], p.tp_key[rank], &tp, NULL));
     int tp_rank = -1, tp_size = 0;
-    NCCL_TRY(ncclCommUserRank(tp, &tp_rank));
-    NCCL_TRY(ncclCommCount(tp, &tp_size));
+    CL_NCCL_CHECK(ncclCommUserRank(tp, &tp_rank));
+    CL_NCCL_CHECK(ncclCommCount(tp, &tp_size));
     long bad_split = tp_size != l->tp || tp_rank != p.tp_key[rank];
     cudaStream_t s;
-    CUDA_TRY(cudaStreamCreate(&s));
+    CL_CUDA_CHECK(cudaStreamCreate(&s));
     double busbw = 0;
     long wrong = 0;
     CL_CHECK(allgather(tp, tp_rank, tp_size, (size_t)bytes, s, &busbw, &wrong));
     MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &bad_split, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    NCCL_TRY(ncclCommDestroy(tp));
-    NCCL_TRY(ncclCommDestroy(world));
+    CL_NCCL_CHECK(ncclCommDestroy(tp));
+    CL_NCCL_CHECK(ncclCommDestroy(world));
     if (rank != 0)
         return CL_OK;
     cl_json j;

@@ -20,29 +20,10 @@ cl_result lab11_gpu_run(size_t count, int repeats, const char *json)
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/gpu_check.h"
 #include "lab11_kernels.h"
 
 #define MAX_REPEATS 64
-
-#define CUDA_TRY(call)                                                                  \
-    do {                                                                                \
-        cudaError_t e_ = (call);                                                        \
-        if (e_ != cudaSuccess) {                                                        \
-            cl_set_error("%s: %s", #call, cudaGetErrorString(e_));                      \
-            return e_ == cudaErrorNoDevice || e_ == cudaErrorInsufficientDriver         \
-                       ? CL_ERR_UNSUPPORTED                                             \
-                       : CL_ERR_BACKEND;                                                \
-        }                                                                               \
-    } while (0)
-
-#define NCCL_TRY(call)                                                                  \
-    do {                                                                                \
-        ncclResult_t r_ = (call);                                                       \
-        if (r_ != ncclSuccess) {                                                        \
-            cl_set_error("%s: %s", #call, ncclGetErrorString(r_));                      \
-            return CL_ERR_BACKEND;                                                      \
-        }                                                                               \
-    } while (0)
 
 cl_result lab11_gpu_compute(const lab11_task *t, double *out, cudaStream_t s)
 {
@@ -62,22 +43,22 @@ static double slowest(double t)
 
 static cl_result time_compute(lab11_gpu *g, double *next, double *out)
 {
-    CUDA_TRY(cudaDeviceSynchronize());
+    CL_CUDA_CHECK(cudaDeviceSynchronize());
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     CL_CHECK(lab11_gpu_compute(&g->task, next, g->compute));
-    CUDA_TRY(cudaStreamSynchronize(g->compute));
+    CL_CUDA_CHECK(cudaStreamSynchronize(g->compute));
     *out = slowest(MPI_Wtime() - t0);
     return CL_OK;
 }
 
 static cl_result time_comm(lab11_gpu *g, const double *grad, double *sum, double *out)
 {
-    CUDA_TRY(cudaDeviceSynchronize());
+    CL_CUDA_CHECK(cudaDeviceSynchronize());
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    NCCL_TRY(ncclAllReduce(grad, sum, g->task.count, ncclDouble, ncclSum, g->nccl, g->comm));
-    CUDA_TRY(cudaStreamSynchronize(g->comm));
+    CL_NCCL_CHECK(ncclAllReduce(grad, sum, g->task.count, ncclDouble, ncclSum, g->nccl, g->comm));
+    CL_CUDA_CHECK(cudaStreamSynchronize(g->comm));
     *out = slowest(MPI_Wtime() - t0);
     return CL_OK;
 }
@@ -89,11 +70,11 @@ static cl_result run(lab11_gpu *g, int rank, int size, int repeats, const char *
     double *host = malloc(bytes), *want = malloc(bytes);
     if (!host || !want)
         return CL_ERR_NOMEM;
-    CUDA_TRY(cudaMalloc((void **)&grad, bytes));
-    CUDA_TRY(cudaMalloc((void **)&sum, bytes));
-    CUDA_TRY(cudaMalloc((void **)&next, bytes));
+    CL_CUDA_CHECK(cudaMalloc((void **)&grad, bytes));
+    CL_CUDA_CHECK(cudaMalloc((void **)&sum, bytes));
+    CL_CUDA_CHECK(cudaMalloc((void **)&next, bytes));
     CL_CHECK(cl_data_fill(host, 0, n, CL_FLOAT64, CL_SUM, rank, 1));
-    CUDA_TRY(cudaMemcpy(grad, host, bytes, cudaMemcpyHostToDevice));
+    CL_CUDA_CHECK(cudaMemcpy(grad, host, bytes, cudaMemcpyHostToDevice));
     double comm = 0, probe = 0;
     for (int i = 0; i < 3; i++) /* warm-up, then size the kernel to the AllReduce */
         CL_CHECK(time_comm(g, grad, sum, &comm));
@@ -115,22 +96,22 @@ static cl_result run(lab11_gpu *g, int rank, int size, int repeats, const char *
         CL_CHECK(time_comm(g, grad, sum, &com[r]));
         uint64_t seed = cl_data_hash(0x1100 + (uint64_t)r);
         CL_CHECK(cl_data_fill(host, 0, n, CL_FLOAT64, CL_SUM, rank, seed));
-        CUDA_TRY(cudaMemcpy(grad, host, bytes, cudaMemcpyHostToDevice));
-        CUDA_TRY(cudaMemset(sum, 0xff, bytes));
-        CUDA_TRY(cudaMemset(next, 0xff, bytes));
-        CUDA_TRY(cudaDeviceSynchronize());
+        CL_CUDA_CHECK(cudaMemcpy(grad, host, bytes, cudaMemcpyHostToDevice));
+        CL_CUDA_CHECK(cudaMemset(sum, 0xff, bytes));
+        CL_CUDA_CHECK(cudaMemset(next, 0xff, bytes));
+        CL_CUDA_CHECK(cudaDeviceSynchronize());
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         status = lab11_overlap_step_gpu(g, grad, sum, next);
-        CUDA_TRY(cudaDeviceSynchronize());
+        CL_CUDA_CHECK(cudaDeviceSynchronize());
         over[r] = slowest(MPI_Wtime() - t0);
         if (status != CL_OK)
             break;
         size_t w = 0;
-        CUDA_TRY(cudaMemcpy(host, sum, bytes, cudaMemcpyDeviceToHost));
+        CL_CUDA_CHECK(cudaMemcpy(host, sum, bytes, cudaMemcpyDeviceToHost));
         CL_CHECK(cl_data_check(host, 0, n, CL_FLOAT64, CL_SUM, size, seed, &w));
         wrong_sum += (long)w;
-        CUDA_TRY(cudaMemcpy(host, next, bytes, cudaMemcpyDeviceToHost));
+        CL_CUDA_CHECK(cudaMemcpy(host, next, bytes, cudaMemcpyDeviceToHost));
         for (size_t i = 0; i < n; i++)
             wrong_next += memcmp(&host[i], &want[i], sizeof host[i]) != 0;
     }
@@ -169,20 +150,20 @@ cl_result lab11_gpu_run(size_t count, int repeats, const char *json)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (repeats > MAX_REPEATS)
         repeats = MAX_REPEATS;
-    CUDA_TRY(cudaGetDeviceCount(&ndev));
+    CL_CUDA_CHECK(cudaGetDeviceCount(&ndev));
     if (ndev < 1) {
         cl_set_error("no GPU");
         return CL_ERR_UNSUPPORTED;
     }
-    CUDA_TRY(cudaSetDevice(rank % ndev));
+    CL_CUDA_CHECK(cudaSetDevice(rank % ndev));
     lab11_gpu g;
     memset(&g, 0, sizeof g);
     g.task = (lab11_task){.count = count, .seed = 0x1ab11};
     ncclUniqueId id;
     if (rank == 0)
-        NCCL_TRY(ncclGetUniqueId(&id));
+        CL_NCCL_CHECK(ncclGetUniqueId(&id));
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    NCCL_TRY(ncclCommInitRank(&g.nccl, size, id, rank));
+    CL_NCCL_CHECK(ncclCommInitRank(&g.nccl, size, id, rank));
     cl_result rc = lab11_gpu_streams(&g);
     if (rc == CL_OK)
         rc = run(&g, rank, size, repeats, json);
