@@ -25,8 +25,9 @@ _SYSCALL_INSN = re.compile(r"\t(syscall|sysenter|int\s+\$0x80)\b")
 
 
 def student_object_for(program):
-    """The object file of the student's source behind the binary program (layout of
-    mk/labs.mk, as symbols.student_object)."""
+    """The object file of the student's source behind the binary program, in the
+    layout of mk/labs.mk: build/labs/L/L -> build/obj/labs/L/L.o, build/solutions/L/L
+    -> build/obj/solutions/L/L.o, OUT/L (--source) -> OUT/L.o."""
     program = os.path.abspath(program)
     lab_dir = os.path.dirname(program)
     kind_dir = os.path.dirname(lab_dir)

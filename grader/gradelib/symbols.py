@@ -2,23 +2,13 @@
 
 import os
 
+from .integrity import student_object_for
 from .verdicts import CheckFailed
 
 
 def student_object(ctx):
-    """Returns the path of the compiled student file behind ctx.program.
-
-    The layout is mk/labs.mk's: build/labs/L/L -> build/obj/labs/L/L.o,
-    build/solutions/L/L -> build/obj/solutions/L/L.o, OUT/L (--source) -> OUT/L.o.
-    """
-    program = os.path.abspath(ctx.program)
-    lab_dir = os.path.dirname(program)
-    kind_dir = os.path.dirname(lab_dir)
-    build = os.path.dirname(kind_dir)
-    name = os.path.basename(program)
-    if os.path.basename(kind_dir) in ("labs", "solutions"):
-        return os.path.join(build, "obj", os.path.basename(kind_dir), name, name + ".o")
-    return program + ".o"
+    """Returns the path of the compiled student file behind ctx.program."""
+    return student_object_for(ctx.program)
 
 
 def undefined_symbols(ctx):
