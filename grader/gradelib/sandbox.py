@@ -136,11 +136,38 @@ def run_dir():
     return _RUN_DIR
 
 
+_SWEPT = False
+
+
+def sweep_stale_shm_dirs():
+    """Removes /dev/shm/commlab-PID-* folders of graders that no longer run (a grader
+    killed with SIGKILL cannot remove its own). Called once per grader process."""
+    global _SWEPT
+    if _SWEPT:
+        return
+    _SWEPT = True
+    try:
+        names = os.listdir("/dev/shm")
+    except OSError:
+        return
+    for name in names:
+        m = re.fullmatch(r"commlab-(\d+)-[0-9a-f]+", name)
+        if not m or int(m.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+        except ProcessLookupError:
+            shutil.rmtree(os.path.join("/dev/shm", name), ignore_errors=True)
+        except OSError:
+            pass    # alive, owned by someone else
+
+
 class PrivateDirs:
     """A command's own TMPDIR (and HOME), and its own folder in /dev/shm for MPI's shared
     memory segments; both are removed when the command ends."""
 
     def __init__(self):
+        sweep_stale_shm_dirs()
         self.tmp = tempfile.mkdtemp(prefix="cmd-", dir=run_dir())
         self.shm = None
         if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
