@@ -115,3 +115,21 @@ cl_result cl_baseline_allreduce(cl_comm *c, const void *sendbuf, void *recvbuf, 
 {
     return c->ops->baseline_allreduce(c, sendbuf, recvbuf, count, t, op);
 }
+
+cl_result cl_baseline_busbw(cl_comm *c, size_t bytes, int iters, int repeats, double *samples)
+{
+    size_t count = bytes / sizeof(float);
+    int n = c->size;
+    void *buf;
+    CL_CHECK(cl_mem_alloc(c, count * sizeof(float), &buf));
+    CL_CHECK(cl_baseline_allreduce(c, buf, buf, count, CL_FLOAT32, CL_SUM)); /* warm-up */
+    for (int r = 0; r < repeats; r++) {
+        CL_CHECK(cl_barrier(c));
+        double t0 = cl_comm_time(c);
+        for (int i = 0; i < iters; i++)
+            CL_CHECK(cl_baseline_allreduce(c, buf, buf, count, CL_FLOAT32, CL_SUM));
+        double t = (cl_comm_time(c) - t0) / iters;
+        samples[r] = t > 0 ? count * sizeof(float) / t / 1e9 * 2.0 * (n - 1) / n : 0;
+    }
+    return cl_mem_free(c, buf);
+}

@@ -80,4 +80,10 @@ double cl_comm_time(cl_comm *c);
 cl_result cl_baseline_allreduce(cl_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                 cl_dtype t, cl_op op);
 
+/* Bus bandwidth (GB/s, nccl-tests' 2(p-1)/p factor) of the backend's own
+ * AllReduce of `bytes` of floats: one warm-up, then `repeats` samples, each the
+ * mean of `iters` calls after a barrier, into samples[0..repeats). For drivers
+ * that measure the library under different settings (a graph file, NCCL_ALGO). */
+cl_result cl_baseline_busbw(cl_comm *c, size_t bytes, int iters, int repeats, double *samples);
+
 #endif /* COMMLAB_P2P_H */

@@ -286,21 +286,9 @@ static cl_result run_trees(const options *o)
 static cl_result bench_body(cl_comm *comm, void *arg)
 {
     options *o = arg;
-    size_t count = o->bytes / sizeof(float);
-    void *buf;
-    CL_CHECK(cl_mem_alloc(comm, count * sizeof(float), &buf));
     int n = cl_comm_size(comm);
     double samples[64];
-    CL_CHECK(cl_baseline_allreduce(comm, buf, buf, count, CL_FLOAT32, CL_SUM)); /* warm-up */
-    for (int r = 0; r < o->repeats; r++) {
-        CL_CHECK(cl_barrier(comm));
-        double t0 = cl_comm_time(comm);
-        for (int i = 0; i < 5; i++)
-            CL_CHECK(cl_baseline_allreduce(comm, buf, buf, count, CL_FLOAT32, CL_SUM));
-        double t = (cl_comm_time(comm) - t0) / 5;
-        samples[r] = t > 0 ? count * sizeof(float) / t / 1e9 * 2.0 * (n - 1) / n : 0;
-    }
-    CL_CHECK(cl_mem_free(comm, buf));
+    CL_CHECK(cl_baseline_busbw(comm, o->bytes, 5, o->repeats, samples));
     if (cl_comm_rank(comm) == 0) {
         cl_json j;
         CL_CHECK(cl_json_open(&j, o->json_path));

@@ -117,22 +117,10 @@ static cl_result run_sweep(const options *o)
 static cl_result bench_body(cl_comm *comm, void *arg)
 {
     const options *o = arg;
-    size_t count = o->bytes / sizeof(float);
-    void *buf;
-    CL_CHECK(cl_mem_alloc(comm, count * sizeof(float), &buf));
     int n = cl_comm_size(comm);
     double samples[64];
-    CL_CHECK(cl_baseline_allreduce(comm, buf, buf, count, CL_FLOAT32, CL_SUM)); /* warm-up */
     int iters = o->bytes < (1 << 20) ? 100 : 10;
-    for (int r = 0; r < o->repeats; r++) {
-        CL_CHECK(cl_barrier(comm));
-        double t0 = cl_comm_time(comm);
-        for (int i = 0; i < iters; i++)
-            CL_CHECK(cl_baseline_allreduce(comm, buf, buf, count, CL_FLOAT32, CL_SUM));
-        double t = (cl_comm_time(comm) - t0) / iters;
-        samples[r] = t > 0 ? count * sizeof(float) / t / 1e9 * 2.0 * (n - 1) / n : 0;
-    }
-    CL_CHECK(cl_mem_free(comm, buf));
+    CL_CHECK(cl_baseline_busbw(comm, o->bytes, iters, o->repeats, samples));
     if (cl_comm_rank(comm) == 0) {
         cl_json j;
         CL_CHECK(cl_json_open(&j, o->json_path));
