@@ -124,10 +124,10 @@ int cl_cli_sim(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    cl_sim_coll coll;
-    cl_sim_algo algo;
+    cl_coll_kind coll;
+    cl_algo algo;
     double bytes;
-    if (cl_sim_coll_parse(coll_s, &coll) != CL_OK || cl_sim_algo_parse(algo_s, &algo) != CL_OK) {
+    if (cl_coll_parse(coll_s, &coll) != CL_OK || cl_algo_parse(algo_s, &algo) != CL_OK) {
         fprintf(stderr, "commlab sim: %s\n", cl_last_error());
         return 2;
     }
@@ -153,18 +153,18 @@ int cl_cli_sim(int argc, char **argv)
                "\"nranks\": %d, \"coll\": \"%s\", \"algo\": \"%s\", \"proto\": \"%s\", "
                "\"size\": %.0f, \"time_us\": %.3f, \"algbw\": %.3f, \"busbw\": %.3f, "
                "\"lat_us\": %.3f, \"nchannels\": %d, \"nflows\": %ld}\n",
-               m.sys.name, m.nodes, m.gpus, m.nics, m.nranks, cl_sim_coll_name(coll),
-               cl_sim_algo_name(r.algo), cl_sim_proto_name(r.proto), bytes, r.time_us, r.algbw,
+               m.sys.name, m.nodes, m.gpus, m.nics, m.nranks, cl_coll_name(coll),
+               cl_algo_name(r.algo), cl_proto_name(r.proto), bytes, r.time_us, r.algbw,
                r.busbw, r.lat_us, r.nchannels, r.nflows);
     } else {
         printf("# commlab sim: %s, %d node(s) x %d GPUs, %d NICs x %g Gb/s, %s, algo %s\n",
-               m.sys.name, m.nodes, m.gpus, m.nics, m.sys.nic_gbps, cl_sim_coll_name(coll),
+               m.sys.name, m.nodes, m.gpus, m.nics, m.sys.nic_gbps, cl_coll_name(coll),
                algo_s);
         printf("#%15s  %12s  %8s  %8s  %6s  %6s\n", "size", "time", "algbw", "busbw", "algo",
                "proto");
         printf("#%15s  %12s  %8s  %8s  %6s  %6s\n", "(B)", "(us)", "(GB/s)", "(GB/s)", "", "");
         printf(" %15.0f  %12.2f  %8.2f  %8.2f  %6s  %6s\n", bytes, r.time_us, r.algbw, r.busbw,
-               cl_sim_algo_name(r.algo), cl_sim_proto_name(r.proto));
+               cl_algo_name(r.algo), cl_proto_name(r.proto));
     }
     cl_sim_machine_free(&m);
     return 0;

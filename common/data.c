@@ -13,7 +13,7 @@ uint64_t cl_data_hash(uint64_t x)
 }
 
 /* The input of rank for global element index i, as an exact small integer. */
-static double input_value(uint64_t seed, cl_op op, int rank, size_t i)
+double cl_data_value(uint64_t seed, cl_op op, int rank, size_t i)
 {
     uint64_t h = cl_data_hash(seed ^ cl_data_hash(((uint64_t)rank << 40) ^ (uint64_t)i));
     switch (op) {
@@ -28,7 +28,12 @@ static double input_value(uint64_t seed, cl_op op, int rank, size_t i)
     }
 }
 
-static double combine(double a, double b, cl_op op)
+unsigned char cl_data_raw_byte(uint64_t seed, int rank, size_t i)
+{
+    return (unsigned char)cl_data_hash(seed ^ ((uint64_t)rank << 48) ^ (uint64_t)i);
+}
+
+double cl_data_combine(double a, double b, cl_op op)
 {
     switch (op) {
     case CL_SUM: return a + b;
@@ -39,7 +44,7 @@ static double combine(double a, double b, cl_op op)
     }
 }
 
-static void store(void *buf, size_t k, cl_dtype t, double v)
+void cl_data_store(void *buf, size_t k, cl_dtype t, double v)
 {
     switch (t) {
     case CL_INT32: ((int32_t *)buf)[k] = (int32_t)v; break;
@@ -68,7 +73,7 @@ cl_result cl_data_fill(void *buf, size_t first, size_t count, cl_dtype t, cl_op 
 {
     CL_CHECK(check_args(t, op, rank + 1));
     for (size_t k = 0; k < count; k++)
-        store(buf, k, t, input_value(seed, op, rank, first + k));
+        cl_data_store(buf, k, t, cl_data_value(seed, op, rank, first + k));
     return CL_OK;
 }
 
@@ -77,10 +82,10 @@ cl_result cl_data_expected(void *buf, size_t first, size_t count, cl_dtype t, cl
 {
     CL_CHECK(check_args(t, op, nranks));
     for (size_t k = 0; k < count; k++) {
-        double v = input_value(seed, op, 0, first + k);
+        double v = cl_data_value(seed, op, 0, first + k);
         for (int r = 1; r < nranks; r++)
-            v = combine(v, input_value(seed, op, r, first + k), op);
-        store(buf, k, t, v);
+            v = cl_data_combine(v, cl_data_value(seed, op, r, first + k), op);
+        cl_data_store(buf, k, t, v);
     }
     return CL_OK;
 }
@@ -115,6 +120,6 @@ cl_result cl_data_poison(void *buf, size_t count, cl_dtype t)
     }
     /* 2^30 + 7 is outside every range the generator can reduce to. */
     for (size_t k = 0; k < count; k++)
-        store(buf, k, t, 1073741831.0);
+        cl_data_store(buf, k, t, 1073741831.0);
     return CL_OK;
 }

@@ -39,6 +39,19 @@ cl_result cl_data_check(const void *buf, size_t first, size_t count, cl_dtype t,
  * output buffers before a collective so that unwritten elements are caught. */
 cl_result cl_data_poison(void *buf, size_t count, cl_dtype t);
 
+/* The input of `rank` for global element `i` of (seed, op), as an exact small
+ * integer; combined with cl_data_combine() in any order it gives the exact
+ * expected value. These functions can't fail. */
+double cl_data_value(uint64_t seed, cl_op op, int rank, size_t i);
+double cl_data_combine(double a, double b, cl_op op);
+
+/* Byte i of `rank`'s raw payload for seed (data that is moved, never reduced).
+ * This function can't fail. */
+unsigned char cl_data_raw_byte(uint64_t seed, int rank, size_t i);
+
+/* Store v as element k of buf in type t. This function can't fail. */
+void cl_data_store(void *buf, size_t k, cl_dtype t, double v);
+
 /* 64-bit mix (splitmix64) used for all generated data. This function can't fail. */
 uint64_t cl_data_hash(uint64_t x);
 

@@ -1,27 +1,22 @@
-/* p2p.c: the point-to-point interface: argument checks, then the backend. */
+/* p2p.c: the point-to-point front end both programs share: checks, groups, blocking calls. */
+#include <stdlib.h>
+
 #include "p2p_backend.h"
 
-#include <string.h>
-
-static const cl_backend_ops *find_backend(const char *name)
+void cl_comm_init(cl_comm *c, const cl_backend_ops *ops, int rank, int size, int world_rank)
 {
-    static const cl_backend_ops *const all[] = {&cl_backend_mpi, &cl_backend_nccl, &cl_backend_sim};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (strcmp(all[i]->name, name) == 0)
-            return all[i];
-    return NULL;
+    *c = (cl_comm){.ops = ops, .rank = rank, .size = size, .world_rank = world_rank};
 }
 
-cl_result cl_launch(const cl_launch_opts *opts, cl_rank_body body, void *arg)
+void cl_comm_fini(cl_comm *c)
 {
-    const char *name = opts && opts->backend ? opts->backend : "cpu";
-    const cl_backend_ops *ops = find_backend(name);
-    if (!ops) {
-        cl_set_error("unknown backend '%s' (cpu, gpu, sim)", name);
-        return CL_ERR_INVALID;
-    }
-    return ops->launch(opts, body, arg);
+    free(c->group);
+    free(c->world_of);
+    c->group = c->world_of = NULL;
+    c->ngroup = c->capgroup = 0;
 }
+
+int cl_comm_world_of(const cl_comm *c, int r) { return c->world_of ? c->world_of[r] : r; }
 
 int cl_comm_rank(const cl_comm *c) { return c->rank; }
 int cl_comm_size(const cl_comm *c) { return c->size; }
@@ -36,23 +31,52 @@ static cl_result check_peer(const cl_comm *c, int peer)
     return CL_OK;
 }
 
+static cl_result remember(cl_comm *c, int req)
+{
+    if (c->ngroup == c->capgroup) {
+        int cap = c->capgroup ? 2 * c->capgroup : 16;
+        int *q = realloc(c->group, (size_t)cap * sizeof *q);
+        if (!q) {
+            cl_set_error("rank %d: out of memory for a group of %d transfers", c->rank, cap);
+            return CL_ERR_NOMEM;
+        }
+        c->group = q;
+        c->capgroup = cap;
+    }
+    c->group[c->ngroup++] = req;
+    return CL_OK;
+}
+
+/* A blocking transfer is a posted one that is waited for at once; inside a
+ * group it is only posted, and cl_group_end waits for the whole group. */
+static cl_result transfer(cl_comm *c, int is_send, void *buf, size_t bytes, int peer)
+{
+    int req = 0;
+    CL_CHECK(check_peer(c, peer));
+    if (is_send)
+        CL_CHECK(c->ops->isend(c, buf, bytes, peer, &req));
+    else
+        CL_CHECK(c->ops->irecv(c, buf, bytes, peer, &req));
+    if (c->group_depth > 0)
+        return remember(c, req);
+    return c->ops->wait(c, 1, &req);
+}
+
 cl_result cl_send(cl_comm *c, const void *buf, size_t bytes, int peer)
 {
-    CL_CHECK(check_peer(c, peer));
-    return c->ops->send(c, buf, bytes, peer);
+    return transfer(c, 1, (void *)buf, bytes, peer);
 }
 
 cl_result cl_recv(cl_comm *c, void *buf, size_t bytes, int peer)
 {
-    CL_CHECK(check_peer(c, peer));
-    return c->ops->recv(c, buf, bytes, peer);
+    return transfer(c, 0, buf, bytes, peer);
 }
 
 cl_result cl_group_start(cl_comm *c)
 {
-    if (c->group_depth++ > 0)
-        return CL_OK; /* nested groups merge into the outermost, as in NCCL */
-    return c->ops->group_start(c);
+    if (c->group_depth++ == 0)
+        c->ngroup = 0;
+    return CL_OK; /* nested groups merge into the outermost, as in NCCL */
 }
 
 cl_result cl_group_end(cl_comm *c)
@@ -63,7 +87,9 @@ cl_result cl_group_end(cl_comm *c)
     }
     if (--c->group_depth > 0)
         return CL_OK;
-    return c->ops->group_end(c);
+    int n = c->ngroup;
+    c->ngroup = 0;
+    return n ? c->ops->wait(c, n, c->group) : CL_OK;
 }
 
 cl_result cl_sendrecv(cl_comm *c, const void *sendbuf, size_t sendbytes, int dst, void *recvbuf,
@@ -77,7 +103,74 @@ cl_result cl_sendrecv(cl_comm *c, const void *sendbuf, size_t sendbytes, int dst
     return rc != CL_OK ? rc : end;
 }
 
+cl_result cl_isend(cl_comm *c, const void *buf, size_t bytes, int peer, cl_request *req)
+{
+    req->id = 0;
+    CL_CHECK(check_peer(c, peer));
+    return c->ops->isend(c, buf, bytes, peer, &req->id);
+}
+
+cl_result cl_irecv(cl_comm *c, void *buf, size_t bytes, int peer, cl_request *req)
+{
+    req->id = 0;
+    CL_CHECK(check_peer(c, peer));
+    return c->ops->irecv(c, buf, bytes, peer, &req->id);
+}
+
+cl_result cl_wait(cl_comm *c, cl_request *req)
+{
+    return cl_waitall(c, 1, req);
+}
+
+cl_result cl_waitall(cl_comm *c, int n, cl_request *reqs)
+{
+    enum { SMALL = 64 };
+    int small[SMALL], *ids = n <= SMALL ? small : malloc((size_t)n * sizeof *ids);
+    if (!ids)
+        return CL_ERR_NOMEM;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (reqs[i].id)
+            ids[k++] = reqs[i].id;
+    cl_result rc = k ? c->ops->wait(c, k, ids) : CL_OK;
+    if (rc == CL_OK)
+        for (int i = 0; i < n; i++)
+            reqs[i].id = 0;
+    if (ids != small)
+        free(ids);
+    return rc;
+}
+
+cl_result cl_test(cl_comm *c, cl_request *req, int *done)
+{
+    *done = 1;
+    if (!req->id)
+        return CL_OK;
+    CL_CHECK(c->ops->test(c, req->id, done));
+    if (*done)
+        req->id = 0;
+    return CL_OK;
+}
+
 cl_result cl_barrier(cl_comm *c) { return c->ops->barrier(c); }
+
+cl_result cl_comm_split(cl_comm *c, int color, int key, cl_comm **out)
+{
+    *out = NULL;
+    return c->ops->split(c, color, key, out);
+}
+
+cl_result cl_comm_free(cl_comm *c) { return c ? c->ops->comm_free(c) : CL_OK; }
+
+cl_result cl_agree(cl_comm *c, cl_op op, int64_t *values, int n)
+{
+    if (n < 0 || n > CL_AGREE_MAX || (op != CL_SUM && op != CL_MAX && op != CL_MIN)) {
+        cl_set_error("cl_agree: %d values with %s (at most %d, with sum, max or min)", n,
+                     cl_op_name(op), CL_AGREE_MAX);
+        return CL_ERR_INVALID;
+    }
+    return n ? c->ops->agree(c, op, values, n) : CL_OK;
+}
 
 cl_result cl_mem_alloc(cl_comm *c, size_t bytes, void **out)
 {
@@ -89,47 +182,28 @@ cl_result cl_mem_free(cl_comm *c, void *p) { return p ? c->ops->mem_free(c, p) :
 
 cl_result cl_mem_upload(cl_comm *c, void *dst, const void *host_src, size_t bytes)
 {
-    return c->ops->mem_upload(c, dst, host_src, bytes);
+    return bytes ? c->ops->mem_upload(c, dst, host_src, bytes) : CL_OK;
 }
 
 cl_result cl_mem_download(cl_comm *c, void *host_dst, const void *src, size_t bytes)
 {
-    return c->ops->mem_download(c, host_dst, src, bytes);
+    return bytes ? c->ops->mem_download(c, host_dst, src, bytes) : CL_OK;
 }
 
 cl_result cl_reduce_local(cl_comm *c, void *inout, const void *in, size_t count, cl_dtype t,
                           cl_op op)
 {
-    return c->ops->reduce_local(c, inout, in, count, t, op);
+    if (cl_dtype_size(t) == 0 || (unsigned)op >= CL_OP_COUNT) {
+        cl_set_error("rank %d: cl_reduce_local with data type %d and reduction %d", c->rank,
+                     (int)t, (int)op);
+        return CL_ERR_INVALID;
+    }
+    return count ? c->ops->reduce_local(c, inout, in, count, t, op) : CL_OK;
 }
 
 cl_result cl_copy_local(cl_comm *c, void *dst, const void *src, size_t bytes)
 {
-    return c->ops->copy_local(c, dst, src, bytes);
+    return bytes && dst != src ? c->ops->copy_local(c, dst, src, bytes) : CL_OK;
 }
 
 double cl_comm_time(cl_comm *c) { return c->ops->time(c); }
-
-cl_result cl_baseline_allreduce(cl_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                                cl_dtype t, cl_op op)
-{
-    return c->ops->baseline_allreduce(c, sendbuf, recvbuf, count, t, op);
-}
-
-cl_result cl_baseline_busbw(cl_comm *c, size_t bytes, int iters, int repeats, double *samples)
-{
-    size_t count = bytes / sizeof(float);
-    int n = c->size;
-    void *buf;
-    CL_CHECK(cl_mem_alloc(c, count * sizeof(float), &buf));
-    CL_CHECK(cl_baseline_allreduce(c, buf, buf, count, CL_FLOAT32, CL_SUM)); /* warm-up */
-    for (int r = 0; r < repeats; r++) {
-        CL_CHECK(cl_barrier(c));
-        double t0 = cl_comm_time(c);
-        for (int i = 0; i < iters; i++)
-            CL_CHECK(cl_baseline_allreduce(c, buf, buf, count, CL_FLOAT32, CL_SUM));
-        double t = (cl_comm_time(c) - t0) / iters;
-        samples[r] = t > 0 ? count * sizeof(float) / t / 1e9 * 2.0 * (n - 1) / n : 0;
-    }
-    return cl_mem_free(c, buf);
-}

@@ -1,89 +1,118 @@
-/* p2p.h: the point-to-point interface that collective labs are written against.
+/* p2p.h: the point-to-point interface that every rank program is written against.
  *
- * One student source runs on every backend:
- *   "cpu"  MPI processes (Open MPI; shared memory or TCP)         p2p_mpi.c
- *   "gpu"  one GPU per MPI process, NCCL send/recv, CUDA memory   p2p_nccl.c
- *   "sim"  ranks as coroutines on a simulated machine, virtual time  p2p_sim.c
+ * A rank program (a collective, a pipeline schedule, a ping-pong) sees one
+ * cl_comm per communicator and these calls. It has two implementations with
+ * the same behaviour:
+ *   - in the harness, over a backend: "cpu" (MPI processes, p2p_mpi.c), "gpu"
+ *     (one GPU per rank, NCCL, gpu/p2p_nccl.c) and "sim" (simulated ranks on a
+ *     recorded machine, in virtual time, p2p_sim.c);
+ *   - in the student's program (student/), where every call is forwarded to
+ *     the harness, which checks it, records it and performs it (boundary/).
  *
- * A program hands its per-rank body to cl_launch(), which starts the ranks
- * (MPI processes or simulated coroutines) and calls body(comm, arg) once per
- * rank. Rank bodies must keep their state on the stack or in arg-derived
- * per-rank memory: under "sim" all ranks share one address space.
+ * Buffers. Buffers passed to cl_send/cl_recv and the local operations come
+ * from cl_mem_alloc(). They behave as device memory: on "cpu" they are host
+ * memory the rank may read and write; on "gpu" and "sim" they are handles that
+ * host code must not dereference (move data with cl_mem_upload/download, or
+ * better, not at all). Pointer arithmetic inside a buffer is allowed; a
+ * transfer that runs past the end of its buffer fails with CL_ERR_INVALID.
  *
- * Buffers passed to cl_send/cl_recv must come from cl_mem_alloc() (device
- * memory on "gpu"). Use cl_mem_upload/download to move host data in and out,
- * cl_reduce_local/cl_copy_local for local work on such buffers.
+ * Ordering. Messages between a pair of ranks on a communicator match in the
+ * order they were posted, as in MPI and NCCL. There is no eager delivery: a
+ * send may wait until its receive is posted, so two ranks that both send
+ * first, outside a group, can deadlock (as they can on NCCL).
  *
- * Grouping (as ncclGroupStart/End): between cl_group_start() and
- * cl_group_end() sends and receives are only posted; cl_group_end() returns
- * when all of them are complete. Outside a group each call is blocking.
- * Matching is in order per (sender, receiver) pair, as in MPI and NCCL.
+ * Groups (as ncclGroupStart/End): between cl_group_start() and cl_group_end()
+ * sends and receives are only posted; cl_group_end() returns when all of them
+ * are complete. Groups nest; the outermost end completes them. Outside a
+ * group, cl_send and cl_recv block until the transfer is complete.
+ *
+ * Non-blocking operations (as MPI_Isend/Irecv): cl_isend/cl_irecv start a
+ * transfer and return a request at once; cl_wait, cl_waitall or a cl_test that
+ * reports completion finish it. A buffer in flight must not be touched.
+ * Progress is not asynchronous: a transfer advances while the rank is inside
+ * any call of this interface (as MPI without a progress thread).
+ *
+ * Every function returns CL_OK or a failure code with a reason in
+ * cl_last_error(); a rank that gets a failure should return it.
  */
 #ifndef COMMLAB_P2P_H
 #define COMMLAB_P2P_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dtype.h"
 #include "result.h"
 
 typedef struct cl_comm cl_comm;
 
-typedef struct cl_launch_opts {
-    const char *backend;   /* "cpu", "gpu" or "sim" */
-    int nranks;            /* sim only: number of simulated ranks (cpu/gpu: from mpirun) */
-    const char *system;    /* sim only: recorded system name, e.g. "dgx-a100" */
-    int *argc;             /* for MPI_Init; may be NULL */
-    char ***argv;
-} cl_launch_opts;
+/* A non-blocking operation in flight. id 0 means "no operation" (a finished
+ * request is reset to it). */
+typedef struct cl_request {
+    int id;
+} cl_request;
 
-typedef cl_result (*cl_rank_body)(cl_comm *comm, void *arg);
+#define CL_AGREE_MAX 16 /* values one cl_agree() call may combine */
 
-/* Start the ranks and run body on each. Returns the first failure of any
- * rank on this process (on "cpu"/"gpu": of this process's rank), or
- * CL_ERR_UNSUPPORTED when the backend cannot run here (no GPU, no
- * simulator), with the reason in cl_last_error(). */
-cl_result cl_launch(const cl_launch_opts *opts, cl_rank_body body, void *arg);
-
-/* This rank's index and the number of ranks. These functions can't fail. */
+/* This rank's index, the number of ranks, and the backend's name ("cpu",
+ * "gpu", "sim"). These functions can't fail. */
 int cl_comm_rank(const cl_comm *c);
 int cl_comm_size(const cl_comm *c);
 const char *cl_comm_backend(const cl_comm *c);
 
+/* Blocking transfers (or posts, inside a group). peer is a rank of c. */
 cl_result cl_send(cl_comm *c, const void *buf, size_t bytes, int peer);
 cl_result cl_recv(cl_comm *c, void *buf, size_t bytes, int peer);
+
+/* Send to dst and receive from src at once (a group of the two). */
+cl_result cl_sendrecv(cl_comm *c, const void *sendbuf, size_t sendbytes, int dst, void *recvbuf,
+                      size_t recvbytes, int src);
+
 cl_result cl_group_start(cl_comm *c);
 cl_result cl_group_end(cl_comm *c);
 
-/* Send to dst and receive from src concurrently (a group of two). */
-cl_result cl_sendrecv(cl_comm *c, const void *sendbuf, size_t sendbytes, int dst,
-                      void *recvbuf, size_t recvbytes, int src);
+/* Non-blocking transfers: *req identifies the transfer until it completes. */
+cl_result cl_isend(cl_comm *c, const void *buf, size_t bytes, int peer, cl_request *req);
+cl_result cl_irecv(cl_comm *c, void *buf, size_t bytes, int peer, cl_request *req);
 
+/* Wait for one request, or for n of them; each finished request becomes {0}.
+ * Requests that are already {0} are skipped. */
+cl_result cl_wait(cl_comm *c, cl_request *req);
+cl_result cl_waitall(cl_comm *c, int n, cl_request *reqs);
+
+/* *done = 1 (and *req = {0}) when the request has completed, else 0. */
+cl_result cl_test(cl_comm *c, cl_request *req, int *done);
+
+/* Every rank of c waits until all have arrived. */
 cl_result cl_barrier(cl_comm *c);
 
+/* Split c as MPI_Comm_split and ncclCommSplit do: ranks that pass the same
+ * color form one new communicator, ordered by key (then by rank in c). A
+ * negative color gives *out = NULL (the rank joins none). Every rank of c must
+ * call it. Free the result with cl_comm_free(). */
+cl_result cl_comm_split(cl_comm *c, int color, int key, cl_comm **out);
+cl_result cl_comm_free(cl_comm *c);
+
+/* Agreement: every rank passes n <= CL_AGREE_MAX integers and gets back the
+ * element-wise op (CL_SUM, CL_MAX, CL_MIN) over all ranks of c. For small
+ * control values (a status, a size), not for data. */
+cl_result cl_agree(cl_comm *c, cl_op op, int64_t *values, int n);
+
+/* Buffers, and copies between host memory and a buffer. */
 cl_result cl_mem_alloc(cl_comm *c, size_t bytes, void **out);
 cl_result cl_mem_free(cl_comm *c, void *p);
 cl_result cl_mem_upload(cl_comm *c, void *dst, const void *host_src, size_t bytes);
 cl_result cl_mem_download(cl_comm *c, void *host_dst, const void *src, size_t bytes);
 
-/* Local work on cl_mem_alloc'd buffers (a kernel on "gpu"). */
+/* Local work on buffers (a kernel on "gpu", charged at memory bandwidth on
+ * "sim"): inout[i] = inout[i] op in[i] for i < count; and a copy (the ranges
+ * may overlap, as memmove). */
 cl_result cl_reduce_local(cl_comm *c, void *inout, const void *in, size_t count, cl_dtype t,
                           cl_op op);
 cl_result cl_copy_local(cl_comm *c, void *dst, const void *src, size_t bytes);
 
-/* Seconds on this rank's clock: wall clock on cpu/gpu (after the device has
- * finished queued work), virtual time on sim. */
+/* Seconds on this rank's clock: the wall clock on "cpu" and "gpu" (once the
+ * device has finished queued work), virtual time on "sim". */
 double cl_comm_time(cl_comm *c);
-
-/* Collective of the backend's own library (MPI_Allreduce, ncclAllReduce),
- * used by drivers as the performance baseline. Never from student code. */
-cl_result cl_baseline_allreduce(cl_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                                cl_dtype t, cl_op op);
-
-/* Bus bandwidth (GB/s, nccl-tests' 2(p-1)/p factor) of the backend's own
- * AllReduce of `bytes` of floats: one warm-up, then `repeats` samples, each the
- * mean of `iters` calls after a barrier, into samples[0..repeats). For drivers
- * that measure the library under different settings (a graph file, NCCL_ALGO). */
-cl_result cl_baseline_busbw(cl_comm *c, size_t bytes, int iters, int repeats, double *samples);
 
 #endif /* COMMLAB_P2P_H */

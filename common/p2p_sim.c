@@ -1,36 +1,33 @@
 /* p2p_sim.c: the "sim" backend: ranks as coroutines on a simulated machine, in virtual time.
  *
- * Execution. cl_launch() builds the machine of opts->system (enough nodes
- * for opts->nranks; rank r is GPU r % G of node r / G) and runs every rank's
- * body as a ucontext coroutine on the calling thread. A rank runs until it
- * blocks (a blocking send/recv, cl_group_end, cl_barrier, local work); the
- * scheduler runs the runnable ranks in rank order, and when none is left it
- * advances the flow engine to the next event. Only one rank runs at a time
- * and every choice is made in rank or flow-id order, so virtual times and
- * results are identical on every run, whatever the OS does.
+ * Execution. cl_launch() builds the machine of opts->system (enough nodes for
+ * opts->nranks; rank r is GPU r % G of node r / G) and runs every rank's body
+ * as a ucontext coroutine on the calling thread. A rank runs until it blocks
+ * (a wait, a barrier, local work, a wait for the student's program); the
+ * scheduler runs the runnable ranks in rank order; when none is left it first
+ * lets the student's program answer (cl_sim_set_idle), and only then advances
+ * the flow engine to the next event. Every choice is made in rank or flow
+ * order, so virtual times and results are identical on every run.
  *
- * How a send becomes a flow (rendezvous, as NCCL's send/recv): a send and a
- * receive are matched in posting order per (sender, receiver) pair. When both
- * are posted (outside a group: at the call; inside: at cl_group_end) a flow
- * from the sender's GPU to the receiver's GPU starts at the current virtual
- * time. It is routed like NCCL traffic: NVLink or PCIe inside a node; between
- * nodes through the sender GPU's own NIC and the same rail at the far end (PXN).
- * It first waits its latency: NCCL's per-hop hardware latency of the path's
- * class for the Simple protocol (lat_ring_{nvl,pci,net}_us[Simple] of the
- * system file) plus the sum of the link latencies on the path; then it moves
- * its bytes at the max-min fair rate the engine gives it among all flows in
- * flight. Both operations complete when the flow does; the receiver's buffer
- * is filled then (memcpy), unless the job runs timing-only. There is no eager
- * path: a send whose receive is never posted deadlocks, as it can on NCCL,
- * and the scheduler reports it.
+ * Transfers (rendezvous, as NCCL's send/recv): a send and a receive match in
+ * posting order per (communicator, sender, receiver). When both are posted, a
+ * flow from the sender's GPU to the receiver's GPU starts at the current
+ * virtual time. It is routed like NCCL traffic: NVLink or PCIe inside a node;
+ * between nodes through the sender GPU's own NIC and the same rail at the far
+ * end. It first waits its latency: NCCL's per-hop latency of the path's class
+ * for the Simple protocol (lat_ring_{nvl,pci,net}_us[Simple] of the system
+ * file) plus the link latencies on the path; then it moves its bytes at the
+ * max-min fair rate the engine gives it. Both requests complete when the flow
+ * does, and the receiver's buffer then holds the sender's contents
+ * (sim/sim_data.h: contents are described, never stored, so any size costs
+ * the same memory). There is no eager path: a send whose receive is never
+ * posted deadlocks, as it can on NCCL, and the scheduler says who waits for
+ * whom.
  *
- * Local work is charged at the GPU's memory bandwidth (hbm_gbps): a copy of n
- * bytes costs 2n/hbm, a reduction 3n/hbm. A barrier costs no time: every rank
- * leaves it at the time the last one arrives. cl_mem_upload/download are free.
- *
- * Timing-only mode (environment COMMLAB_SIM_TIMING_ONLY=1): no data is copied
- * or reduced, so buffers from cl_mem_alloc are never touched and large
- * simulated messages cost no host memory or time.
+ * Costs: a copy of n bytes on a GPU costs 2n/hbm, a reduction 3n/hbm (the
+ * system's hbm_gbps); an upload or download crosses PCIe (pcie_gbps); a
+ * cl_test that finds the transfer unfinished costs 1 us of polling; barriers,
+ * splits and agreements cost nothing.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -40,39 +37,64 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#include "buffers.h"
+#include "launch.h"
 #include "p2p_backend.h"
+#include "p2p_sim.h"
 #include "sim/sim.h"
+#include "sim/sim_data.h"
 #include "sim/sim_engine.h"
 
-#define STACK_BYTES (1u << 20)
 #define US 1e-6
+#define POLL_S (1 * US)
 
 enum { OP_SEND, OP_RECV };
-enum { R_RUNNABLE, R_BLOCKED, R_SLEEPING, R_BARRIER, R_DONE };
+enum { R_RUNNABLE, R_BLOCKED, R_SLEEPING, R_BARRIER, R_EXTERNAL, R_DONE };
 
-typedef struct sim_op {
-    int kind, owner, peer;
-    const void *sbuf;
-    void *rbuf;
+/* The members of a communicator, shared by the comms of its ranks. */
+typedef struct sim_group {
+    int id, size, refs;
+    int *world;        /* world rank of each member */
+    int arrived;       /* rendezvous of barrier, split, agree */
+    int64_t acc[CL_AGREE_MAX];
+    int *color, *key;  /* split: what each member passed */
+} sim_group;
+
+typedef struct sim_comm {
+    cl_comm base; /* first */
+    sim_group *g;
+} sim_comm;
+
+typedef struct sim_req {
+    int id;           /* unique per owner; 0 when the slot is free */
+    int kind, owner, peer, group; /* owner, peer: world ranks */
+    uintptr_t buf;
     size_t bytes;
-    int matched;      /* index of the matching op, -1 */
-    int done;
-    int next;         /* next unmatched op in the same list, -1 */
-} sim_op;
+    int matched;      /* slot of the matching request, -1 */
+    int done, waited;
+    int next;         /* next in a match queue or the free list, -1 */
+    cl_result rc;
+    char *why;
+} sim_req;
 
 typedef struct sim_rank {
-    cl_comm base;     /* first: cl_comm * casts to sim_rank * */
+    sim_comm world;
     ucontext_t ctx;
     void *stack;
     int state;
-    int waiting;      /* posted ops not yet complete */
-    int *group;       /* ops posted inside the current group */
-    int ngroup, capgroup;
-    double wake;      /* R_SLEEPING until this time */
+    int *live;        /* slots of this rank's requests */
+    int nlive, caplive;
+    int next_id;
+    int pending;      /* waited requests not yet done */
+    double wake;
+    int in_head, in_tail; /* unmatched sends to this rank, in posting order */
+    int rq_head, rq_tail; /* unmatched receives of this rank */
+    sim_group *at;    /* the group of the rendezvous it waits in */
+    int64_t agreed[CL_AGREE_MAX];
+    sim_comm *split_out;
+    cl_result split_rc;
     cl_result rc;
-    char err[256];
-    int in_head, in_tail;     /* unmatched sends to this rank, in posting order */
-    int rq_head, rq_tail;     /* unmatched receives of this rank */
+    char err[320];
 } sim_rank;
 
 typedef struct sim_world {
@@ -80,235 +102,563 @@ typedef struct sim_world {
     cl_sim_engine e;
     sim_rank *r;
     int n;
-    sim_op *ops;
-    int nops, capops;
+    sim_req *q;
+    int nq, capq, free_q;
     ucontext_t sched;
     int current;
-    int at_barrier;
-    int timing_only;
+    size_t stack_bytes;
+    int next_group;
+    cl_result external_rc; /* the idle hook failed: every external wait fails */
+    char *broken;          /* a deadlock happened: every later wait fails with this */
     cl_rank_body body;
     void *arg;
 } sim_world;
 
-static sim_world *W; /* the running simulation (one at a time per process) */
+static sim_world *W;
+static cl_result (*idle_hook)(void);
 
-static sim_rank *me(cl_comm *c)
-{
-    return (sim_rank *)c;
-}
+static const cl_backend_ops sim_ops;
 
-/* Give control back to the scheduler until this rank is runnable again. */
-static void yield_blocked(sim_rank *r, int state)
+void cl_sim_set_idle(cl_result (*idle)(void)) { idle_hook = idle; }
+
+static sim_rank *me(cl_comm *c) { return &W->r[c->world_rank]; }
+
+static void yield_as(sim_rank *r, int state)
 {
     r->state = state;
     swapcontext(&r->ctx, &W->sched);
 }
 
-static int new_op(int kind, int owner, int peer, const void *s, void *d, size_t bytes)
+/* --- requests and matching ---------------------------------------------------------------- */
+
+static int new_req(void)
 {
-    if (W->nops == W->capops) {
-        int nc = W->capops ? W->capops * 2 : 1024;
-        sim_op *q = realloc(W->ops, (size_t)nc * sizeof *q);
+    if (W->free_q >= 0) {
+        int i = W->free_q;
+        W->free_q = W->q[i].next;
+        return i;
+    }
+    if (W->nq == W->capq) {
+        int cap = W->capq ? 2 * W->capq : 1024;
+        sim_req *q = realloc(W->q, (size_t)cap * sizeof *q);
         if (!q)
             return -1;
-        W->ops = q;
-        W->capops = nc;
+        W->q = q;
+        W->capq = cap;
     }
-    W->ops[W->nops] = (sim_op){.kind = kind, .owner = owner, .peer = peer, .sbuf = s,
-                               .rbuf = d, .bytes = bytes, .matched = -1, .next = -1};
-    return W->nops++;
+    return W->nq++;
 }
 
-static void list_push(int *head, int *tail, int op)
+static void free_req(int i)
 {
-    if (*tail < 0)
-        *head = op;
-    else
-        W->ops[*tail].next = op;
-    *tail = op;
+    free(W->q[i].why);
+    W->q[i] = (sim_req){.next = W->free_q, .matched = -1};
+    W->free_q = i;
 }
 
-/* Remove and return the first op in the list with the given peer field, or -1. */
-static int list_take(int *head, int *tail, int field_is_owner, int who)
+static void list_push(int *head, int *tail, int i)
+{
+    W->q[i].next = -1;
+    if (*tail < 0)
+        *head = i;
+    else
+        W->q[*tail].next = i;
+    *tail = i;
+}
+
+/* Remove and return the first request in the list of group g with the given
+ * peer (by the field `owner` or `peer`), or -1. */
+static int list_take(int *head, int *tail, int by_owner, int who, int g)
 {
     int prev = -1;
-    for (int i = *head; i >= 0; prev = i, i = W->ops[i].next) {
-        int v = field_is_owner ? W->ops[i].owner : W->ops[i].peer;
-        if (v != who)
+    for (int i = *head; i >= 0; prev = i, i = W->q[i].next) {
+        if (W->q[i].group != g || (by_owner ? W->q[i].owner : W->q[i].peer) != who)
             continue;
         if (prev < 0)
-            *head = W->ops[i].next;
+            *head = W->q[i].next;
         else
-            W->ops[prev].next = W->ops[i].next;
+            W->q[prev].next = W->q[i].next;
         if (*tail == i)
             *tail = prev;
-        W->ops[i].next = -1;
+        W->q[i].next = -1;
         return i;
     }
     return -1;
 }
 
-/* Both sides posted: start the flow. */
-static cl_result start_flow(int send, int recv)
+static void finish(int i, cl_result rc, const char *why)
 {
-    sim_op *s = &W->ops[send], *r = &W->ops[recv];
-    if (s->bytes > r->bytes) {
-        cl_set_error("rank %d sends %zu bytes to rank %d, which receives only %zu", s->owner,
-                     s->bytes, r->owner, r->bytes);
-        return CL_ERR_INVALID;
+    sim_req *q = &W->q[i];
+    q->done = 1;
+    if (rc != CL_OK && q->rc == CL_OK) {
+        q->rc = rc;
+        q->why = strdup(why);
     }
-    s->matched = recv;
-    r->matched = send;
+    sim_rank *o = &W->r[q->owner];
+    if (q->waited && --o->pending == 0 && o->state == R_BLOCKED)
+        o->state = R_RUNNABLE;
+}
+
+static cl_result start_flow(int s, int v)
+{
+    sim_req *snd = &W->q[s], *rcv = &W->q[v];
+    snd->matched = v;
+    rcv->matched = s;
+    if (snd->bytes != rcv->bytes) {
+        char why[200];
+        snprintf(why, sizeof why, "rank %d sends %zu bytes to rank %d, which receives %zu",
+                 snd->owner, snd->bytes, rcv->owner, rcv->bytes);
+        finish(s, CL_ERR_INVALID, why);
+        finish(v, CL_ERR_INVALID, why);
+        return CL_OK;
+    }
     int path[CL_SIM_MAX_PATH];
     cl_sim_pclass cls;
-    int len = cl_sim_route(&W->m, s->owner, r->owner, -1, 0, path, CL_SIM_MAX_PATH, &cls);
+    int len = cl_sim_route(&W->m, snd->owner, rcv->owner, -1, 0, path, CL_SIM_MAX_PATH, &cls);
     if (len < 0)
         return CL_ERR_BACKEND;
     const cl_sim_system *y = &W->m.sys;
     double hw = cls == CL_SIM_P_NVL   ? y->lat_ring_nvl[CL_PROTO_SIMPLE]
                 : cls == CL_SIM_P_PCI ? y->lat_ring_pci[CL_PROTO_SIMPLE]
                                       : y->lat_ring_net[CL_PROTO_SIMPLE];
-    double lat = s->owner == r->owner ? 0 : hw * US + cl_sim_path_latency(&W->m, path, len);
-    if (cl_sim_engine_add(&W->e, path, len, (double)s->bytes, lat, 0, send) < 0)
+    double lat = snd->owner == rcv->owner ? 0 : hw * US + cl_sim_path_latency(&W->m, path, len);
+    if (cl_sim_engine_add(&W->e, path, len, (double)snd->bytes, lat, 0, s) < 0)
         return CL_ERR_NOMEM;
     return CL_OK;
 }
 
-static cl_result post(int op)
+/* The flow of send slot s is done: move the contents, finish both requests. */
+static void deliver(int s)
 {
-    sim_op *o = &W->ops[op];
-    sim_rank *peer = &W->r[o->peer], *self = &W->r[o->owner];
-    self->waiting++;
-    if (o->kind == OP_SEND) {
-        int rv = list_take(&peer->rq_head, &peer->rq_tail, 0, o->owner);
-        if (rv >= 0)
-            return start_flow(op, rv);
-        list_push(&peer->in_head, &peer->in_tail, op);
-    } else {
-        int sd = list_take(&self->in_head, &self->in_tail, 1, o->peer);
-        if (sd >= 0)
-            return start_flow(sd, op);
-        list_push(&self->rq_head, &self->rq_tail, op);
+    sim_req *snd = &W->q[s];
+    int v = snd->matched;
+    sim_req *rcv = &W->q[v];
+    cl_result rc = CL_OK;
+    char why[200] = "";
+    if (snd->bytes) {
+        const cl_buffer *a = cl_buffers_find((void *)snd->buf, snd->bytes, -1, "sim send");
+        const cl_buffer *b = a ? cl_buffers_find((void *)rcv->buf, rcv->bytes, -1, "sim recv")
+                               : NULL;
+        if (a && b)
+            rc = cl_sim_data_copy(b->impl, rcv->buf - b->base, a->impl, snd->buf - a->base,
+                                  snd->bytes);
+        else
+            rc = CL_ERR_INVALID; /* a buffer was freed while in flight */
+        if (rc != CL_OK)
+            snprintf(why, sizeof why, "%s", cl_last_error());
     }
+    finish(s, rc, why);
+    finish(v, rc, why);
+}
+
+static cl_result track(sim_rank *r, int slot)
+{
+    if (r->nlive == r->caplive) {
+        int cap = r->caplive ? 2 * r->caplive : 16;
+        int *q = realloc(r->live, (size_t)cap * sizeof *q);
+        if (!q)
+            return CL_ERR_NOMEM;
+        r->live = q;
+        r->caplive = cap;
+    }
+    r->live[r->nlive++] = slot;
     return CL_OK;
 }
 
-static cl_result wait_all(sim_rank *r)
+static int find_live(sim_rank *r, int id, int *pos)
 {
-    if (r->waiting > 0)
-        yield_blocked(r, R_BLOCKED);
-    return CL_OK;
-}
-
-static cl_result add_op(cl_comm *c, int kind, const void *s, void *d, size_t bytes, int peer)
-{
-    sim_rank *r = me(c);
-    int op = new_op(kind, c->rank, peer, s, d, bytes);
-    if (op < 0)
-        return CL_ERR_NOMEM;
-    if (c->group_depth > 0) {
-        if (r->ngroup == r->capgroup) {
-            int nc = r->capgroup ? 2 * r->capgroup : 16;
-            int *q = realloc(r->group, (size_t)nc * sizeof *q);
-            if (!q)
-                return CL_ERR_NOMEM;
-            r->group = q;
-            r->capgroup = nc;
+    for (int i = 0; i < r->nlive; i++)
+        if (W->q[r->live[i]].id == id) {
+            *pos = i;
+            return r->live[i];
         }
-        r->group[r->ngroup++] = op;
-        return CL_OK;
+    return -1;
+}
+
+static cl_result post(cl_comm *c, int kind, const void *buf, size_t bytes, int peer, int *id)
+{
+    sim_comm *sc = (sim_comm *)c;
+    sim_rank *r = me(c);
+    int i = new_req();
+    if (i < 0)
+        return CL_ERR_NOMEM;
+    if (++r->next_id <= 0)
+        r->next_id = 1;
+    W->q[i] = (sim_req){.id = r->next_id, .kind = kind, .owner = c->world_rank,
+                        .peer = sc->g->world[peer], .group = sc->g->id, .buf = (uintptr_t)buf,
+                        .bytes = bytes, .matched = -1, .next = -1};
+    CL_CHECK(track(r, i));
+    *id = r->next_id;
+    sim_rank *p = &W->r[W->q[i].peer];
+    if (kind == OP_SEND) {
+        int v = list_take(&p->rq_head, &p->rq_tail, 0, c->world_rank, sc->g->id);
+        if (v >= 0)
+            return start_flow(i, v);
+        list_push(&p->in_head, &p->in_tail, i);
+    } else {
+        int s = list_take(&r->in_head, &r->in_tail, 1, W->q[i].peer, sc->g->id);
+        if (s >= 0)
+            return start_flow(s, i);
+        list_push(&r->rq_head, &r->rq_tail, i);
     }
-    CL_CHECK(post(op));
-    return wait_all(r);
-}
-
-static cl_result sim_send(cl_comm *c, const void *buf, size_t bytes, int peer)
-{
-    return add_op(c, OP_SEND, buf, NULL, bytes, peer);
-}
-
-static cl_result sim_recv(cl_comm *c, void *buf, size_t bytes, int peer)
-{
-    return add_op(c, OP_RECV, NULL, buf, bytes, peer);
-}
-
-static cl_result sim_group_start(cl_comm *c)
-{
-    me(c)->ngroup = 0;
     return CL_OK;
 }
 
-static cl_result sim_group_end(cl_comm *c)
+static cl_result sim_isend(cl_comm *c, const void *buf, size_t bytes, int peer, int *req)
+{
+    return post(c, OP_SEND, buf, bytes, peer, req);
+}
+
+static cl_result sim_irecv(cl_comm *c, void *buf, size_t bytes, int peer, int *req)
+{
+    return post(c, OP_RECV, buf, bytes, peer, req);
+}
+
+/* Release finished request at live position pos; returns its result. */
+static cl_result retire(sim_rank *r, int pos, cl_result first)
+{
+    int slot = r->live[pos];
+    cl_result rc = W->q[slot].rc;
+    if (rc != CL_OK && first == CL_OK)
+        cl_set_error("%s", W->q[slot].why ? W->q[slot].why : "transfer failed");
+    free_req(slot);
+    r->live[pos] = r->live[--r->nlive];
+    return first != CL_OK ? first : rc;
+}
+
+/* After a deadlock the ranks are out of step: nothing that waits can be trusted. */
+static cl_result check_broken(void)
+{
+    if (!W->broken)
+        return CL_OK;
+    cl_set_error("%s", W->broken);
+    return CL_ERR_BACKEND;
+}
+
+static cl_result sim_wait(cl_comm *c, int n, const int *reqs)
 {
     sim_rank *r = me(c);
-    for (int i = 0; i < r->ngroup; i++)
-        CL_CHECK(post(r->group[i]));
-    r->ngroup = 0;
-    return wait_all(r);
+    CL_CHECK(check_broken());
+    for (int i = 0; i < n; i++) {
+        int pos, slot = find_live(r, reqs[i], &pos);
+        if (slot < 0) {
+            cl_set_error("rank %d: wait for request %d, which is not in flight", c->rank,
+                         reqs[i]);
+            return CL_ERR_INVALID;
+        }
+        if (!W->q[slot].done && !W->q[slot].waited) {
+            W->q[slot].waited = 1;
+            r->pending++;
+        }
+    }
+    if (r->pending > 0)
+        yield_as(r, R_BLOCKED);
+    CL_CHECK(check_broken());
+    cl_result rc = CL_OK;
+    for (int i = 0; i < n; i++) {
+        int pos;
+        if (find_live(r, reqs[i], &pos) >= 0)
+            rc = retire(r, pos, rc);
+    }
+    return rc;
+}
+
+static void sleep_for(sim_rank *r, double seconds)
+{
+    if (seconds <= 0)
+        return;
+    r->wake = W->e.now + seconds;
+    yield_as(r, R_SLEEPING);
+}
+
+static cl_result sim_test(cl_comm *c, int req, int *done)
+{
+    sim_rank *r = me(c);
+    int pos, slot = find_live(r, req, &pos);
+    if (slot < 0) {
+        cl_set_error("rank %d: test of request %d, which is not in flight", c->rank, req);
+        return CL_ERR_INVALID;
+    }
+    *done = W->q[slot].done;
+    if (*done)
+        return retire(r, pos, CL_OK);
+    sleep_for(r, POLL_S); /* polling costs time, so that a test loop lets time pass */
+    return CL_OK;
+}
+
+/* --- rendezvous: barrier, split, agree ---------------------------------------------------- */
+
+/* Returns 1 for the last rank to arrive (which then releases the others). */
+static int arrive(sim_rank *r, sim_group *g)
+{
+    if (++g->arrived < g->size) {
+        r->at = g;
+        yield_as(r, R_BARRIER);
+        return 0;
+    }
+    g->arrived = 0;
+    return 1;
+}
+
+static void release(sim_group *g)
+{
+    for (int i = 0; i < g->size; i++) {
+        sim_rank *o = &W->r[g->world[i]];
+        if (o->state == R_BARRIER && o->at == g) {
+            o->at = NULL;
+            o->state = R_RUNNABLE;
+        }
+    }
 }
 
 static cl_result sim_barrier(cl_comm *c)
 {
+    sim_group *g = ((sim_comm *)c)->g;
+    CL_CHECK(check_broken());
+    if (arrive(me(c), g))
+        release(g);
+    return check_broken();
+}
+
+static cl_result sim_agree(cl_comm *c, cl_op op, int64_t *v, int n)
+{
+    sim_group *g = ((sim_comm *)c)->g;
     sim_rank *r = me(c);
-    if (++W->at_barrier < W->n) {
-        yield_blocked(r, R_BARRIER);
-        return CL_OK;
+    CL_CHECK(check_broken());
+    for (int k = 0; k < n; k++) {
+        int64_t x = v[k], *a = &g->acc[k];
+        *a = g->arrived == 0 ? x : op == CL_SUM ? *a + x : op == CL_MAX ? (x > *a ? x : *a)
+                                                                        : (x < *a ? x : *a);
     }
-    W->at_barrier = 0;
-    for (int i = 0; i < W->n; i++)
-        if (W->r[i].state == R_BARRIER)
-            W->r[i].state = R_RUNNABLE;
+    if (arrive(r, g)) {
+        for (int i = 0; i < g->size; i++)
+            memcpy(W->r[g->world[i]].agreed, g->acc, (size_t)n * sizeof *v);
+        release(g);
+    }
+    CL_CHECK(check_broken());
+    memcpy(v, r->agreed, (size_t)n * sizeof *v);
     return CL_OK;
 }
 
+static sim_group *group_new(int size)
+{
+    sim_group *g = calloc(1, sizeof *g);
+    if (!g || !(g->world = malloc((size_t)size * sizeof *g->world))) {
+        free(g);
+        return NULL;
+    }
+    g->id = W->next_group++;
+    g->size = size;
+    g->refs = 0;
+    return g;
+}
+
+static void group_unref(sim_group *g)
+{
+    if (g && --g->refs <= 0 && g->id != 0) {
+        free(g->world);
+        free(g->color);
+        free(g->key);
+        free(g);
+    }
+}
+
+static sim_comm *comm_new(sim_group *g, int rank, int world_rank)
+{
+    sim_comm *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    cl_comm_init(&c->base, &sim_ops, rank, g->size, world_rank);
+    c->g = g;
+    g->refs++;
+    c->base.world_of = malloc((size_t)g->size * sizeof(int));
+    if (!c->base.world_of) {
+        free(c);
+        return NULL;
+    }
+    memcpy(c->base.world_of, g->world, (size_t)g->size * sizeof(int));
+    return c;
+}
+
+/* The last rank of a split: form the new groups and hand each member its comm. */
+static cl_result form_groups(sim_group *g)
+{
+    int n = g->size;
+    int *order = malloc((size_t)n * sizeof *order);
+    if (!order)
+        return CL_ERR_NOMEM;
+    for (int i = 0; i < n; i++) {
+        order[i] = i;
+        W->r[g->world[i]].split_out = NULL;
+        W->r[g->world[i]].split_rc = CL_OK;
+    }
+    /* Sort members by (color, key, rank): insertion sort, groups are small. */
+    for (int i = 1; i < n; i++) {
+        int x = order[i], j = i - 1;
+        while (j >= 0 && (g->color[order[j]] > g->color[x] ||
+                          (g->color[order[j]] == g->color[x] &&
+                           (g->key[order[j]] > g->key[x] ||
+                            (g->key[order[j]] == g->key[x] && order[j] > x))))) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = x;
+    }
+    cl_result rc = CL_OK;
+    for (int a = 0; a < n && rc == CL_OK;) {
+        int b = a;
+        while (b < n && g->color[order[b]] == g->color[order[a]])
+            b++;
+        if (g->color[order[a]] >= 0) {
+            sim_group *ng = group_new(b - a);
+            if (!ng)
+                rc = CL_ERR_NOMEM;
+            for (int k = a; rc == CL_OK && k < b; k++)
+                ng->world[k - a] = g->world[order[k]];
+            for (int k = a; rc == CL_OK && k < b; k++) {
+                int w = g->world[order[k]];
+                if (!(W->r[w].split_out = comm_new(ng, k - a, w)))
+                    rc = CL_ERR_NOMEM;
+            }
+        }
+        a = b;
+    }
+    free(order);
+    return rc;
+}
+
+static cl_result sim_split(cl_comm *c, int color, int key, cl_comm **out)
+{
+    sim_group *g = ((sim_comm *)c)->g;
+    sim_rank *r = me(c);
+    CL_CHECK(check_broken());
+    if (!g->color && (!(g->color = malloc((size_t)g->size * sizeof(int))) ||
+                      !(g->key = malloc((size_t)g->size * sizeof(int)))))
+        return CL_ERR_NOMEM;
+    g->color[c->rank] = color < 0 ? -1 : color;
+    g->key[c->rank] = key;
+    if (arrive(r, g)) {
+        cl_result rc = form_groups(g);
+        for (int i = 0; i < g->size; i++)
+            W->r[g->world[i]].split_rc = rc;
+        release(g);
+    }
+    *out = r->split_out ? &r->split_out->base : NULL;
+    r->split_out = NULL;
+    return r->split_rc;
+}
+
+static cl_result sim_comm_free(cl_comm *c)
+{
+    sim_comm *s = (sim_comm *)c;
+    if (s == &me(c)->world) {
+        cl_set_error("cl_comm_free: the world communicator cannot be freed");
+        return CL_ERR_INVALID;
+    }
+    group_unref(s->g);
+    cl_comm_fini(c);
+    free(s);
+    return CL_OK;
+}
+
+/* --- buffers and local work --------------------------------------------------------------- */
+
 static cl_result sim_mem_alloc(cl_comm *c, size_t bytes, void **out)
 {
-    *out = malloc(bytes ? bytes : 1);
-    if (!*out) {
-        cl_set_error("rank %d: cannot allocate %zu bytes", c->rank, bytes);
+    uintptr_t h = cl_handles_take(bytes);
+    cl_sim_data *d = malloc(sizeof *d);
+    if (!h || !d || cl_sim_data_init(d, bytes) != CL_OK) {
+        free(d);
+        cl_set_error("rank %d: cannot allocate a simulated buffer of %zu bytes", c->rank, bytes);
         return CL_ERR_NOMEM;
     }
+    cl_result rc = cl_buffers_add(h, bytes, c->world_rank, d);
+    if (rc != CL_OK) {
+        cl_sim_data_free(d);
+        free(d);
+        return rc;
+    }
+    *out = (void *)h;
     return CL_OK;
 }
 
 static cl_result sim_mem_free(cl_comm *c, void *p)
 {
     (void)c;
-    free(p);
+    cl_buffer b;
+    CL_CHECK(cl_buffers_remove((uintptr_t)p, &b));
+    cl_sim_data_free(b.impl);
+    free(b.impl);
     return CL_OK;
 }
 
-static cl_result sim_mem_copy(cl_comm *c, void *dst, const void *src, size_t bytes)
+/* The simulated contents and offset of [p, p + bytes). */
+static cl_sim_data *data_of(const void *p, size_t bytes, size_t *off, const char *what)
 {
-    (void)c;
-    if (!W->timing_only)
-        memmove(dst, src, bytes);
+    const cl_buffer *b = cl_buffers_find(p, bytes, -1, what);
+    if (!b)
+        return NULL;
+    *off = (uintptr_t)p - b->base;
+    return b->impl;
+}
+
+static double pcie_s(size_t bytes)
+{
+    double bw = W->m.sys.pcie_gbps * 1e9;
+    return bw > 0 ? (double)bytes / bw : 0;
+}
+
+static cl_result sim_upload(cl_comm *c, void *dst, const void *src, size_t bytes)
+{
+    size_t off;
+    cl_sim_data *d = data_of(dst, bytes, &off, "cl_mem_upload");
+    if (!d)
+        return CL_ERR_INVALID;
+    CL_CHECK(cl_sim_data_write(d, off, src, bytes));
+    sleep_for(me(c), pcie_s(bytes));
     return CL_OK;
 }
 
-/* Charge local work of `traffic` bytes of GPU memory traffic. */
+static cl_result sim_download(cl_comm *c, void *dst, const void *src, size_t bytes)
+{
+    size_t off;
+    cl_sim_data *d = data_of(src, bytes, &off, "cl_mem_download");
+    if (!d)
+        return CL_ERR_INVALID;
+    CL_CHECK(cl_sim_data_read(d, off, dst, bytes));
+    sleep_for(me(c), pcie_s(bytes));
+    return CL_OK;
+}
+
+/* Local work of `traffic` bytes of GPU memory traffic. */
 static void charge(sim_rank *r, double traffic)
 {
     double bw = W->m.sys.hbm_gbps * 1e9;
-    if (bw <= 0 || traffic <= 0)
-        return;
-    r->wake = W->e.now + traffic / bw;
-    yield_blocked(r, R_SLEEPING);
+    if (bw > 0)
+        sleep_for(r, traffic / bw);
 }
 
 static cl_result sim_reduce_local(cl_comm *c, void *inout, const void *in, size_t count,
                                   cl_dtype t, cl_op op)
 {
-    if (!W->timing_only)
-        CL_CHECK(cl_reduce_host(inout, in, count, t, op));
-    charge(me(c), 3.0 * (double)count * (double)cl_dtype_size(t));
+    size_t es = cl_dtype_size(t), io, ii;
+    cl_sim_data *a = data_of(inout, count * es, &io, "cl_reduce_local");
+    cl_sim_data *b = a ? data_of(in, count * es, &ii, "cl_reduce_local") : NULL;
+    if (!b)
+        return CL_ERR_INVALID;
+    CL_CHECK(cl_sim_data_reduce(a, io, b, ii, count, t, op));
+    charge(me(c), 3.0 * (double)count * (double)es);
     return CL_OK;
 }
 
 static cl_result sim_copy_local(cl_comm *c, void *dst, const void *src, size_t bytes)
 {
-    if (!W->timing_only)
-        memmove(dst, src, bytes);
+    size_t od, os;
+    cl_sim_data *a = data_of(dst, bytes, &od, "cl_copy_local");
+    cl_sim_data *b = a ? data_of(src, bytes, &os, "cl_copy_local") : NULL;
+    if (!b)
+        return CL_ERR_INVALID;
+    CL_CHECK(cl_sim_data_copy(a, od, b, os, bytes));
     charge(me(c), 2.0 * (double)bytes);
     return CL_OK;
 }
@@ -319,80 +669,129 @@ static double sim_time(cl_comm *c)
     return W ? W->e.now : 0.0;
 }
 
-/* The simulator's own ring allreduce (reduce-scatter then allgather). */
-static cl_result sim_baseline_allreduce(cl_comm *c, const void *sendbuf, void *recvbuf,
-                                        size_t count, cl_dtype t, cl_op op)
+/* --- the harness's data and extras ------------------------------------------------------- */
+
+cl_result cl_sim_fill(cl_comm *c, void *p, size_t count, int t, cl_op op, uint64_t seed,
+                      int owner, int64_t first)
 {
-    int n = c->size, rank = c->rank;
-    size_t es = cl_dtype_size(t);
-    if (es == 0) {
-        cl_set_error("baseline allreduce: unknown data type");
+    (void)c;
+    size_t off, es = t < 0 ? 1 : cl_dtype_size((cl_dtype)t);
+    cl_sim_data *d = data_of(p, count * es, &off, "fill");
+    if (!d)
         return CL_ERR_INVALID;
-    }
-    if (sendbuf != recvbuf && !W->timing_only)
-        memmove(recvbuf, sendbuf, count * es);
-    if (n == 1)
-        return CL_OK;
-    size_t base = count / n, extra = count % n;
-    size_t maxchunk = base + (extra ? 1 : 0);
-    char *tmp = W->timing_only ? NULL : malloc(maxchunk * es + 1);
-    if (!W->timing_only && !tmp)
-        return CL_ERR_NOMEM;
-    char *buf = recvbuf;
-#define OFF(i) ((size_t)(i) * base + ((size_t)(i) < extra ? (size_t)(i) : extra))
-#define LEN(i) (base + ((size_t)(i) < extra ? 1 : 0))
-    int right = (rank + 1) % n, left = (rank + n - 1) % n;
-    cl_result rc = CL_OK;
-    for (int s = 0; s < n - 1 && rc == CL_OK; s++) {
-        int si = (rank - s + n) % n, ri = (rank - s - 1 + 2 * n) % n;
-        rc = cl_sendrecv(c, buf + OFF(si) * es, LEN(si) * es, right, tmp, LEN(ri) * es, left);
-        if (rc == CL_OK)
-            rc = sim_reduce_local(c, buf + OFF(ri) * es, tmp, LEN(ri), t, op);
-    }
-    for (int s = 0; s < n - 1 && rc == CL_OK; s++) {
-        int si = (rank + 1 - s + n) % n, ri = (rank - s + n) % n;
-        rc = cl_sendrecv(c, buf + OFF(si) * es, LEN(si) * es, right, buf + OFF(ri) * es,
-                         LEN(ri) * es, left);
-    }
-#undef OFF
-#undef LEN
-    free(tmp);
-    return rc;
+    if (t < 0)
+        return cl_sim_data_fill_raw(d, off, count, seed, owner, first);
+    return cl_sim_data_fill(d, off, count, (cl_dtype)t, op, seed, owner, first);
 }
+
+cl_result cl_sim_poison(cl_comm *c, void *p, size_t bytes)
+{
+    (void)c;
+    size_t off;
+    cl_sim_data *d = data_of(p, bytes, &off, "poison");
+    return d ? cl_sim_data_unset(d, off, bytes) : CL_ERR_INVALID;
+}
+
+cl_result cl_sim_wrong(cl_comm *c, const void *p, size_t count, int t, cl_op op, uint64_t seed,
+                       int lo, int hi, int64_t first, size_t *wrong)
+{
+    (void)c;
+    size_t off, es = t < 0 ? 1 : cl_dtype_size((cl_dtype)t);
+    cl_sim_data *d = data_of(p, count * es, &off, "check");
+    if (!d)
+        return CL_ERR_INVALID;
+    return cl_sim_data_wrong(d, off, count, t, op, seed, lo, hi, first, wrong);
+}
+
+cl_result cl_sim_touched(cl_comm *c, const void *p, size_t bytes, size_t *n)
+{
+    (void)c;
+    size_t off;
+    cl_sim_data *d = data_of(p, bytes, &off, "check");
+    return d ? cl_sim_data_touched(d, off, bytes, n) : CL_ERR_INVALID;
+}
+
+cl_result cl_sim_compute(cl_comm *c, double seconds)
+{
+    sleep_for(me(c), seconds);
+    return CL_OK;
+}
+
+cl_result cl_sim_wait_external(cl_comm *c)
+{
+    sim_rank *r = me(c);
+    if (W->external_rc == CL_OK)
+        yield_as(r, R_EXTERNAL);
+    return W->external_rc;
+}
+
+void cl_sim_wake(int world_rank)
+{
+    if (W && world_rank >= 0 && world_rank < W->n && W->r[world_rank].state == R_EXTERNAL)
+        W->r[world_rank].state = R_RUNNABLE;
+}
+
+/* --- scheduling ------------------------------------------------------------------------- */
 
 static void rank_main(void)
 {
     sim_rank *r = &W->r[W->current];
     cl_clear_error();
-    r->rc = W->body(&r->base, W->arg);
+    r->rc = W->body(&r->world.base, W->arg);
     if (r->rc != CL_OK)
         snprintf(r->err, sizeof r->err, "%s", cl_last_error());
     r->state = R_DONE;
-    swapcontext(&r->ctx, &W->sched);
+    setcontext(&W->sched);
 }
 
-/* Complete flow `send` (tag): deliver data, wake owners. */
-static void complete(int send)
+/* Nothing can run and nothing is in flight: fail every waiting rank, saying what it waits for. */
+static void break_deadlock(void)
 {
-    sim_op *s = &W->ops[send];
-    sim_op *r = &W->ops[s->matched];
-    if (!W->timing_only && s->bytes && s->sbuf && r->rbuf)
-        memcpy(r->rbuf, s->sbuf, s->bytes);
-    s->done = r->done = 1;
-    int owners[2] = {s->owner, r->owner};
-    for (int k = 0; k < 2; k++) {
-        sim_rank *o = &W->r[owners[k]];
-        if (--o->waiting == 0 && o->state == R_BLOCKED)
-            o->state = R_RUNNABLE;
+    char list[240] = "";
+    size_t used = 0;
+    for (int i = 0; i < W->n && used + 40 < sizeof list; i++) {
+        sim_rank *r = &W->r[i];
+        if (r->state != R_BLOCKED && r->state != R_BARRIER)
+            continue;
+        int slot = -1;
+        for (int k = 0; k < r->nlive; k++)
+            if (W->q[r->live[k]].waited && !W->q[r->live[k]].done)
+                slot = r->live[k];
+        if (r->state == R_BARRIER)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%d in a barrier",
+                                     used ? ", " : "", i);
+        else if (slot >= 0)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%d %s %d", used ? ", " : "",
+                                     i, W->q[slot].kind == OP_SEND ? "sends to" : "receives from",
+                                     W->q[slot].peer);
     }
+    char why[320];
+    snprintf(why, sizeof why, "deadlock at t=%.3f us: every rank waits and no transfer can "
+                              "start (rank %s)", W->e.now / US, list);
+    if (!W->broken)
+        W->broken = strdup(why);
+    for (int i = 0; i < W->n; i++) {
+        sim_rank *r = &W->r[i];
+        for (int k = 0; k < r->nlive; k++)
+            if (!W->q[r->live[k]].done)
+                finish(r->live[k], CL_ERR_BACKEND, why);
+        if (r->state == R_BARRIER) {
+            r->at->arrived = 0;
+            r->state = R_RUNNABLE;
+            r->at = NULL;
+        }
+    }
+    /* Unmatched posts leave the match queues (they are finished now). */
+    for (int i = 0; i < W->n; i++)
+        W->r[i].in_head = W->r[i].in_tail = W->r[i].rq_head = W->r[i].rq_tail = -1;
 }
 
 static cl_result schedule(void)
 {
-    int done[256];
+    enum { BATCH = 4096 };
+    static int done[BATCH];
     for (;;) {
-        int ran = 1;
-        while (ran) {
+        for (int ran = 1; ran;) {
             ran = 0;
             for (int i = 0; i < W->n; i++)
                 while (W->r[i].state == R_RUNNABLE) {
@@ -401,55 +800,79 @@ static cl_result schedule(void)
                     ran = 1;
                 }
         }
-        int alive = 0;
+        int alive = 0, external = 0;
         double wake = INFINITY;
         for (int i = 0; i < W->n; i++) {
-            if (W->r[i].state != R_DONE)
-                alive++;
+            alive += W->r[i].state != R_DONE;
+            external += W->r[i].state == R_EXTERNAL;
             if (W->r[i].state == R_SLEEPING && W->r[i].wake < wake)
                 wake = W->r[i].wake;
         }
         if (!alive)
             return CL_OK;
-        int k = cl_sim_engine_step(&W->e, wake, done, 256);
-        if (k < 0) {
-            char list[160] = "";
-            size_t used = 0;
-            for (int i = 0; i < W->n && used + 12 < sizeof list; i++)
-                if (W->r[i].state == R_BLOCKED || W->r[i].state == R_BARRIER)
-                    used += (size_t)snprintf(list + used, sizeof list - used, "%s%d",
-                                             used ? "," : "", i);
-            cl_set_error("sim: deadlock at t=%.3f us: ranks %s wait for a matching send, "
-                         "receive or barrier that never comes", W->e.now / US, list);
-            return CL_ERR_BACKEND;
+        if (external) {
+            cl_result rc = idle_hook ? idle_hook() : CL_ERR_INVALID;
+            if (rc != CL_OK) {
+                W->external_rc = rc;
+                for (int i = 0; i < W->n; i++)
+                    if (W->r[i].state == R_EXTERNAL)
+                        W->r[i].state = R_RUNNABLE;
+            }
+            continue;
         }
-        if (k == 0) {
+        int k = cl_sim_engine_step(&W->e, wake, done, BATCH);
+        if (k < 0) {
+            break_deadlock();
+            continue;
+        }
+        if (k == 0)
             for (int i = 0; i < W->n; i++)
                 if (W->r[i].state == R_SLEEPING && W->r[i].wake <= W->e.now)
                     W->r[i].state = R_RUNNABLE;
-        }
         for (int j = 0; j < k; j++)
-            complete((int)W->e.f[done[j]].tag);
+            deliver((int)W->e.f[done[j]].tag);
+        if (k > 0 && W->e.nlive == 0)
+            cl_sim_engine_clear(&W->e); /* quiet: recycle the flow table, keep the time */
     }
 }
 
-static cl_result sim_launch(const cl_launch_opts *o, cl_rank_body body, void *arg)
+static void free_buffer(const cl_buffer *b, void *arg)
+{
+    uintptr_t *list = arg;
+    list[list[0] + 1] = b->base;
+    list[0]++;
+}
+
+/* Free every buffer rank w still holds. */
+static void free_all(int w)
+{
+    size_t n = cl_buffers_count();
+    uintptr_t *list = malloc((n + 1) * sizeof *list);
+    if (!list)
+        return;
+    list[0] = 0;
+    cl_buffers_each(w, free_buffer, list);
+    for (uintptr_t i = 0; i < list[0]; i++)
+        sim_mem_free(NULL, (void *)list[i + 1]);
+    free(list);
+}
+
+cl_result cl_sim_launch(const cl_launch_opts *o, cl_rank_body body, void *arg)
 {
     if (W) {
         cl_set_error("sim: cl_launch called from inside a simulated rank");
         return CL_ERR_INVALID;
     }
-    const char *system = o && o->system ? o->system : getenv("COMMLAB_SIM_SYSTEM");
-    if (!system)
-        system = "dgx-a100";
-    int n = o ? o->nranks : 0;
+    const char *system = o->system ? o->system : "dgx-a100";
+    int n = o->nranks;
     if (n < 1 || n > 65536) {
-        cl_set_error("sim: nranks must be 1..65536, not %d", n);
+        cl_set_error("sim: the number of ranks must be 1..65536, not %d", n);
         return CL_ERR_INVALID;
     }
     sim_world *w = calloc(1, sizeof *w);
     if (!w)
         return CL_ERR_NOMEM;
+    w->free_q = -1;
     cl_sim_system sys;
     cl_result rc = cl_sim_system_load(system, &sys);
     cl_sim_overrides ov = {.routing = -1};
@@ -462,16 +885,28 @@ static cl_result sim_launch(const cl_launch_opts *o, cl_rank_body body, void *ar
     w->n = n;
     w->body = body;
     w->arg = arg;
-    const char *to = getenv("COMMLAB_SIM_TIMING_ONLY");
-    w->timing_only = to && *to && strcmp(to, "0") != 0;
-    if (rc == CL_OK && !(w->r = calloc((size_t)n, sizeof *w->r)))
+    size_t per = ((size_t)4 << 30) / (size_t)n;
+    w->stack_bytes = (per > ((size_t)1 << 20) ? (size_t)1 << 20 : per < (128 << 10) ? 128 << 10
+                                                                                  : per) &
+                     ~(size_t)4095;
+    sim_group *world = NULL;
+    if (rc == CL_OK && (!(w->r = calloc((size_t)n, sizeof *w->r)) ||
+                        !(world = calloc(1, sizeof *world)) ||
+                        !(world->world = malloc((size_t)n * sizeof(int)))))
         rc = CL_ERR_NOMEM;
     W = w;
+    if (rc == CL_OK) {
+        world->id = w->next_group++;
+        world->size = n;
+        for (int i = 0; i < n; i++)
+            world->world[i] = i;
+    }
     for (int i = 0; rc == CL_OK && i < n; i++) {
         sim_rank *r = &w->r[i];
-        r->base = (cl_comm){.ops = &cl_backend_sim, .rank = i, .size = n};
+        cl_comm_init(&r->world.base, &sim_ops, i, n, i);
+        r->world.g = world;
         r->in_head = r->in_tail = r->rq_head = r->rq_tail = -1;
-        r->stack = mmap(NULL, STACK_BYTES, PROT_READ | PROT_WRITE,
+        r->stack = mmap(NULL, w->stack_bytes, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (r->stack == MAP_FAILED) {
             r->stack = NULL;
@@ -480,29 +915,40 @@ static cl_result sim_launch(const cl_launch_opts *o, cl_rank_body body, void *ar
         }
         getcontext(&r->ctx);
         r->ctx.uc_stack.ss_sp = r->stack;
-        r->ctx.uc_stack.ss_size = STACK_BYTES;
+        r->ctx.uc_stack.ss_size = w->stack_bytes;
         r->ctx.uc_link = NULL;
         makecontext(&r->ctx, rank_main, 0);
         r->state = R_RUNNABLE;
     }
     if (rc == CL_OK)
         rc = schedule();
-    char reason[320] = "";
+    char reason[400] = "";
     if (rc != CL_OK)
         snprintf(reason, sizeof reason, "%s", cl_last_error());
     for (int i = 0; w->r && i < n; i++)
-        if (w->r[i].rc != CL_OK) { /* a rank's own failure explains a later deadlock */
+        if (w->r[i].rc != CL_OK) { /* the first rank's own failure explains the rest */
             rc = w->r[i].rc;
             snprintf(reason, sizeof reason, "rank %d: %s", i, w->r[i].err);
             break;
         }
     for (int i = 0; w->r && i < n; i++) {
+        free_all(i);
         if (w->r[i].stack)
-            munmap(w->r[i].stack, STACK_BYTES);
-        free(w->r[i].group);
+            munmap(w->r[i].stack, w->stack_bytes);
+        free(w->r[i].live);
+        cl_comm_fini(&w->r[i].world.base);
     }
+    if (world) {
+        free(world->world);
+        free(world->color);
+        free(world->key);
+        free(world);
+    }
+    for (int i = 0; i < w->nq; i++)
+        free(w->q[i].why);
     free(w->r);
-    free(w->ops);
+    free(w->q);
+    free(w->broken);
     cl_sim_engine_free(&w->e);
     cl_sim_machine_free(&w->m);
     free(w);
@@ -512,20 +958,21 @@ static cl_result sim_launch(const cl_launch_opts *o, cl_rank_body body, void *ar
     return rc;
 }
 
-const cl_backend_ops cl_backend_sim = {
+static const cl_backend_ops sim_ops = {
     .name = "sim",
-    .launch = sim_launch,
-    .send = sim_send,
-    .recv = sim_recv,
-    .group_start = sim_group_start,
-    .group_end = sim_group_end,
+    .isend = sim_isend,
+    .irecv = sim_irecv,
+    .wait = sim_wait,
+    .test = sim_test,
     .barrier = sim_barrier,
+    .split = sim_split,
+    .comm_free = sim_comm_free,
+    .agree = sim_agree,
     .mem_alloc = sim_mem_alloc,
     .mem_free = sim_mem_free,
-    .mem_upload = sim_mem_copy,
-    .mem_download = sim_mem_copy,
+    .mem_upload = sim_upload,
+    .mem_download = sim_download,
     .reduce_local = sim_reduce_local,
     .copy_local = sim_copy_local,
     .time = sim_time,
-    .baseline_allreduce = sim_baseline_allreduce,
 };

@@ -19,6 +19,8 @@ const char *cl_result_str(cl_result rc)
     case CL_ERR_BACKEND: return "backend error";
     case CL_ERR_MISMATCH: return "wrong result";
     case CL_ERR_TIMEOUT: return "timed out";
+    case CL_ERR_FORBIDDEN: return "not allowed here";
+    case CL_ERR_CRASHED: return "crashed";
     }
     return "unknown error";
 }
@@ -55,6 +57,8 @@ int cl_exit_status(cl_result rc)
     case CL_OK: return 0;
     case CL_ERR_INVALID:
     case CL_ERR_PARSE: return 2;
+    case CL_ERR_TIMEOUT: return CL_EXIT_TIMEOUT;
+    case CL_ERR_UNSUPPORTED: return CL_EXIT_UNSUPPORTED;
     default: return 1;
     }
 }

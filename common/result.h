@@ -25,7 +25,9 @@ typedef enum cl_result {
     CL_ERR_NOT_IMPLEMENTED, /* a TODO that the student has not written yet */
     CL_ERR_BACKEND,         /* MPI, CUDA, NCCL or the simulator reported an error */
     CL_ERR_MISMATCH,        /* verification found wrong data */
-    CL_ERR_TIMEOUT          /* an operation did not complete in time */
+    CL_ERR_TIMEOUT,         /* an operation did not complete in time */
+    CL_ERR_FORBIDDEN,       /* an operation the lab does not allow in this function */
+    CL_ERR_CRASHED          /* the student's program died (signal, forbidden system call) */
 } cl_result;
 
 /* A short English description of rc. This function can't fail. */
@@ -44,8 +46,13 @@ void cl_clear_error(void);
 /* Print "file:line: what: reason" on stderr (used by CL_CHECK). */
 void cl_report_failure(const char *file, int line, const char *what, cl_result rc);
 
-/* Exit status for main(): 0 for CL_OK, 2 for bad input, 1 for the rest. */
+/* Exit status for main(): 0 for CL_OK, 2 for bad input (CL_ERR_INVALID,
+ * CL_ERR_PARSE), 3 for CL_ERR_TIMEOUT, 4 for CL_ERR_UNSUPPORTED (the grader
+ * reports that as skipped, never as failed), 1 for the rest. */
 int cl_exit_status(cl_result rc);
+
+#define CL_EXIT_TIMEOUT 3
+#define CL_EXIT_UNSUPPORTED 4
 
 #define CL_CHECK(expr)                                                    \
     do {                                                                  \
@@ -53,6 +60,27 @@ int cl_exit_status(cl_result rc);
         if (cl_check_rc_ != CL_OK) {                                      \
             cl_report_failure(__FILE__, __LINE__, #expr, cl_check_rc_);   \
             return cl_check_rc_;                                          \
+        }                                                                 \
+    } while (0)
+
+/* The one cleanup idiom, for functions that own resources: declare
+ * `cl_result rc = CL_OK;`, use CL_TRY instead of CL_CHECK, and release
+ * everything after a `done:` label, whatever happened:
+ *
+ *     cl_result rc = CL_OK;
+ *     void *buf = NULL;
+ *     CL_TRY(cl_mem_alloc(c, n, &buf));
+ *     CL_TRY(fill(buf));
+ * done:
+ *     cl_mem_free(c, buf);
+ *     return rc;
+ */
+#define CL_TRY(expr)                                                      \
+    do {                                                                  \
+        rc = (expr);                                                      \
+        if (rc != CL_OK) {                                                \
+            cl_report_failure(__FILE__, __LINE__, #expr, rc);             \
+            goto done;                                                    \
         }                                                                 \
     } while (0)
 

@@ -291,30 +291,32 @@ cl_result cl_shm_open_comm(cl_shm *s, cl_comm *comm, const char *what, size_t by
         return CL_ERR_UNSUPPORTED;
     }
     int rank = cl_comm_rank(comm), size = cl_comm_size(comm);
-    char name[CL_SHM_NAME_MAX] = {0};
+    char *name; /* the segment's name travels in a buffer of the interface */
+    CL_CHECK(cl_mem_alloc(comm, CL_SHM_NAME_MAX, (void **)&name));
+    memset(name, 0, CL_SHM_NAME_MAX);
+    cl_result rc = CL_OK;
     if (rank == 0) {
-        cl_result rc = cl_shm_create(s, what, bytes);
+        rc = cl_shm_create(s, what, bytes);
         /* Tell the others even on failure (an empty name), so nobody waits forever. */
         if (rc == CL_OK)
-            snprintf(name, sizeof name, "%s", s->name);
+            snprintf(name, CL_SHM_NAME_MAX, "%s", s->name);
         for (int r = 1; r < size; r++) {
-            cl_result src = cl_send(comm, name, sizeof name, r);
-            if (src != CL_OK) {
-                cl_shm_detach(s);
-                return src;
-            }
+            cl_result src = cl_send(comm, name, CL_SHM_NAME_MAX, r);
+            if (src != CL_OK && rc == CL_OK)
+                rc = src;
         }
-        if (rc != CL_OK)
-            return rc;
     } else {
-        CL_CHECK(cl_recv(comm, name, sizeof name, 0));
-        if (!name[0]) {
+        rc = cl_recv(comm, name, CL_SHM_NAME_MAX, 0);
+        if (rc == CL_OK && !name[0]) {
             cl_set_error("rank 0 could not create the shared segment");
-            return CL_ERR_IO;
+            rc = CL_ERR_IO;
         }
-        CL_CHECK(cl_shm_attach(s, name, bytes));
+        if (rc == CL_OK)
+            rc = cl_shm_attach(s, name, bytes);
     }
-    cl_result rc = cl_barrier(comm);
+    cl_mem_free(comm, name);
+    if (rc == CL_OK)
+        rc = cl_barrier(comm);
     cl_result urc = cl_shm_unlink(s); /* rank 0 only; everyone has it mapped now */
     if (rc == CL_OK)
         rc = urc;

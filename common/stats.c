@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guard.h"
 
 static int compare_doubles(const void *a, const void *b)
 {
@@ -59,7 +58,6 @@ double cl_median(const double *samples, size_t n)
 
 cl_result cl_fit_line(const double *x, const double *y, size_t n, double *a, double *b)
 {
-    CL_GUARD("cl_fit_line");
     if (n < 2) {
         cl_set_error("a line needs at least 2 points, got %zu", n);
         return CL_ERR_INVALID;

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "json.h"
-#include "guard.h"
 
 static const char *const kind_names[] = {
     [CL_LINK_SELF] = "X",     [CL_LINK_NVLINK] = "NV", [CL_LINK_PIX] = "PIX",
@@ -24,7 +23,6 @@ const char *cl_link_kind_name(cl_link_kind kind)
 
 cl_result cl_link_from_code(const char *code, cl_link *out)
 {
-    CL_GUARD("cl_link_from_code");
     static const cl_link_kind fixed[] = {CL_LINK_SELF, CL_LINK_PIX, CL_LINK_PXB,
                                          CL_LINK_PHB, CL_LINK_NODE, CL_LINK_SYS};
     if (code == NULL || out == NULL)
@@ -72,7 +70,6 @@ int cl_topo_find(const cl_topo *t, const char *name)
 
 cl_result cl_topo_load(const char *path, cl_topo *out)
 {
-    CL_GUARD("cl_topo_load");
     FILE *f = fopen(path, "r");
     if (f == NULL) {
         cl_set_error("%s: cannot open: %s", path, strerror(errno));

@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guard.h"
 
 enum { AFF_CPU, AFF_NUMA, AFF_GPU_NUMA, AFF_KINDS };
 
@@ -390,7 +389,6 @@ static cl_result apply_nic_legend(const char *path, const smi_lines *ls, int fro
 
 cl_result cl_topo_parse_smi(FILE *f, const char *path, cl_topo *out)
 {
-    CL_GUARD("cl_topo_parse_smi");
     if (f == NULL || out == NULL)
         return CL_ERR_INVALID;
     if (path == NULL)

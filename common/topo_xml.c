@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guard.h"
 
 #define XML_MAX_ATTRS 32
 #define XML_MAX_DEPTH 64
@@ -643,7 +642,6 @@ static cl_result build_model(xwalk *w, const xml_node *root, cl_topo *out)
 
 cl_result cl_topo_parse_nccl(FILE *f, const char *path, cl_topo *out)
 {
-    CL_GUARD("cl_topo_parse_nccl");
     if (f == NULL || out == NULL)
         return CL_ERR_INVALID;
     if (path == NULL)

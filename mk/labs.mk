@@ -1,53 +1,71 @@
-# labs.mk: how a lab is built.
+# labs.mk: how a lab is built: two programs, one on each side of the trust boundary.
 #
-# A lab is labs/labNN/: the student's file labNN.c plus the driver files
-# (every other .c there). The reference solution solutions/labNN/labNN.c
-# replaces the student's file in the solution build; the driver objects are
-# shared, so student and reference run exactly the same harness.
+# labs/labNN/ holds the student's file labNN.c, the plug-in driver.c, and any
+# other .c file: code the lab gives the student (compiled into the student's
+# program). driver.c is compiled twice: into the harness program, and with
+# CL_STUDENT_SIDE into the student's program (its table of entries).
 #
-#   make lab01                                  build/labs/lab01/lab01
-#   make solution-lab01                         build/solutions/lab01/lab01
-#   make lab01 STUDENT_DIR=dir LAB_OUT=out      out/lab01 from dir/lab01.c
+#   make lab01                              build/labs/lab01/lab01 and lab01-student
+#   make solution-lab01                     build/solutions/lab01/lab01 and lab01-student
+#   make lab01 STUDENT_DIR=dir LAB_OUT=out  out/lab01 and out/lab01-student from dir/lab01.c
+#
+# A lab may add labs/labNN/lab.mk setting labNN_LDLIBS (the harness program's
+# extra libraries) and labNN_STUDENT_LDLIBS (the student program's).
 
 LABS := $(notdir $(wildcard labs/lab[0-9][0-9]))
 SOLUTION_LABS := $(notdir $(wildcard solutions/lab[0-9][0-9]))
 
-# A lab may add a labs/labNN/lab.mk setting labNN_LDLIBS (extra libraries, e.g.
-# -lhwloc). Its .cu files (kernels of the driver) are compiled where nvcc exists;
-# the C code calls them under #ifdef CL_HAVE_CUDA.
 -include $(wildcard labs/lab[0-9][0-9]/lab.mk)
 
-# driver_objs(lab): object files of the lab's driver (everything but the student file)
-driver_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out labs/$(1)/$(1).c,$(wildcard labs/$(1)/*.c))) \
-              $(if $(HAVE_CUDA),$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard labs/$(1)/*.cu)))
+given_objs = $(patsubst %.c,$(BUILD)/obj/student-side/%.o,\
+               $(filter-out labs/$(1)/$(1).c labs/$(1)/driver.c,$(wildcard labs/$(1)/*.c)))
+harness_objs = $(BUILD)/obj/labs/$(1)/driver.o \
+               $(if $(HAVE_CUDA),$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard labs/$(1)/*.cu)))
+student_objs = $(BUILD)/obj/student-side/labs/$(1)/driver.o $(call given_objs,$(1))
 
-define LAB_RULES
-ifdef STUDENT_DIR
-$(1): $(or $(LAB_OUT),$(BUILD)/submission/$(1))/$(1)
-$(or $(LAB_OUT),$(BUILD)/submission/$(1))/$(1): $(STUDENT_DIR)/$(1).c $(call driver_objs,$(1)) $(LIBCOMMLAB)
-	$$(call say,LINK,$$@)
-	@mkdir -p $$(dir $$@)
-	$(Q)$(CC) $(CFLAGS) -Ilabs/$(1) -c $(STUDENT_DIR)/$(1).c -o $$@.o
-	$(Q)$(CC) $(LDFLAGS) -o $$@ $$@.o $(call driver_objs,$(1)) $(LIBCOMMLAB) $$($(1)_LDLIBS) $(LDLIBS)
-else
-$(1): $(BUILD)/labs/$(1)/$(1)
-endif
-
-$(BUILD)/labs/$(1)/$(1): $(BUILD)/obj/labs/$(1)/$(1).o $(call driver_objs,$(1)) $(LIBCOMMLAB)
-	$$(call say,LINK,$$@)
-	@mkdir -p $$(dir $$@)
-	$(Q)$(CC) $(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(LIBCOMMLAB) $$($(1)_LDLIBS) $(LDLIBS)
-
-solution-$(1): $(BUILD)/solutions/$(1)/$(1)
-
-$(BUILD)/solutions/$(1)/$(1): $(BUILD)/obj/solutions/$(1)/$(1).o $(call driver_objs,$(1)) $(LIBCOMMLAB)
-	$$(call say,LINK,$$@)
-	@mkdir -p $$(dir $$@)
-	$(Q)$(CC) $(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(LIBCOMMLAB) $$($(1)_LDLIBS) $(LDLIBS)
-
-$(BUILD)/obj/solutions/$(1)/$(1).o: CFLAGS += -Ilabs/$(1)
+# link_harness(out, objs) and link_student(out, objs, lab)
+define link_harness
+	$(call say,LINK,$(1))
+	@mkdir -p $$(dir $(1))
+	$(Q)$(CC) $(LDFLAGS) -o $(1) $(2) $(LIBCOMMLAB) $($(3)_LDLIBS) $(LDLIBS)
+endef
+define link_student
+	$(call say,LINK,$(1))
+	@mkdir -p $$(dir $(1))
+	$(Q)$(STUDENT_CC) $(STUDENT_LDFLAGS) -o $(1) $(2) $(LIBSTUDENT) $($(3)_STUDENT_LDLIBS) $(STUDENT_LDLIBS)
 endef
 
+define LAB_RULES
+$(BUILD)/obj/labs/$(1)/%.o: CFLAGS += -Ilabs/$(1)
+$(BUILD)/obj/student-side/labs/$(1)/%.o: STUDENT_CFLAGS += -Ilabs/$(1)
+$(BUILD)/obj/student-side/solutions/$(1)/%.o: STUDENT_CFLAGS += -Ilabs/$(1)
+
+$(BUILD)/labs/$(1)/$(1): $(call harness_objs,$(1)) $(LIBCOMMLAB)
+	$(call link_harness,$$@,$(call harness_objs,$(1)),$(1))
+$(BUILD)/labs/$(1)/$(1)-student: $(BUILD)/obj/student-side/labs/$(1)/$(1).o $(call student_objs,$(1)) $(LIBSTUDENT)
+	$(call link_student,$$@,$$(filter %.o,$$^),$(1))
+$(BUILD)/solutions/$(1)/$(1): $(call harness_objs,$(1)) $(LIBCOMMLAB)
+	$(call link_harness,$$@,$(call harness_objs,$(1)),$(1))
+$(BUILD)/solutions/$(1)/$(1)-student: $(BUILD)/obj/student-side/solutions/$(1)/$(1).o $(call student_objs,$(1)) $(LIBSTUDENT)
+	$(call link_student,$$@,$$(filter %.o,$$^),$(1))
+
+solution-$(1): $(BUILD)/solutions/$(1)/$(1) $(BUILD)/solutions/$(1)/$(1)-student
+
+ifdef STUDENT_DIR
+$(1): $(LAB_OUT)/$(1) $(LAB_OUT)/$(1)-student
+$(LAB_OUT)/$(1): $(call harness_objs,$(1)) $(LIBCOMMLAB)
+	$(call link_harness,$$@,$(call harness_objs,$(1)),$(1))
+$(LAB_OUT)/$(1)-student: $(STUDENT_DIR)/$(1).c $(call student_objs,$(1)) $(LIBSTUDENT)
+	$(call say,CC,$(STUDENT_DIR)/$(1).c)
+	@mkdir -p $(LAB_OUT)
+	$(Q)$(STUDENT_CC) $(STUDENT_CFLAGS) -Ilabs/$(1) -c $(STUDENT_DIR)/$(1).c -o $$@.o
+	$(call link_student,$$@,$$@.o $(call student_objs,$(1)),$(1))
+else
+$(1): $(BUILD)/labs/$(1)/$(1) $(BUILD)/labs/$(1)/$(1)-student
+endif
+endef
+
+LAB_OUT ?= $(BUILD)/submission
 $(foreach lab,$(LABS),$(eval $(call LAB_RULES,$(lab))))
 
 labs: $(LABS)
@@ -60,5 +78,6 @@ skeletons:
 check-skeletons:
 	$(Q)/usr/bin/python3 scripts/skeleton.py --check $(SOLUTION_LABS)
 
--include $(wildcard $(BUILD)/obj/labs/*/*.d $(BUILD)/obj/solutions/*/*.d)
+-include $(wildcard $(BUILD)/obj/labs/*/*.d $(BUILD)/obj/student-side/labs/*/*.d \
+                    $(BUILD)/obj/student-side/solutions/*/*.d)
 .PHONY: $(LABS) $(addprefix solution-,$(LABS))

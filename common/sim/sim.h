@@ -8,68 +8,39 @@
 #ifndef COMMLAB_SIM_H
 #define COMMLAB_SIM_H
 
+#include "coll.h"
 #include "result.h"
 #include "sim_machine.h"
-
-typedef enum cl_sim_coll {
-    CL_COLL_ALLREDUCE,
-    CL_COLL_ALLGATHER,
-    CL_COLL_REDUCESCATTER,
-    CL_COLL_BROADCAST,
-    CL_COLL_ALLTOALL,
-    CL_COLL_COUNT
-} cl_sim_coll;
-
-typedef enum cl_sim_algo {
-    CL_ALGO_AUTO,
-    CL_ALGO_RING,
-    CL_ALGO_TREE,
-    CL_ALGO_NVLS,
-    CL_ALGO_HIER,
-    CL_ALGO_COUNT
-} cl_sim_algo;
 
 typedef struct cl_sim_result {
     double time_us;   /* predicted completion time of one call */
     double algbw;     /* GB/s, bytes / time as nccl-tests defines it */
     double busbw;     /* GB/s, algbw x the nccl-tests bus factor */
     double lat_us;    /* the latency part of time_us (launch + base + hops) */
-    cl_sim_algo algo; /* the algorithm used (auto resolved) */
+    cl_algo algo;     /* the algorithm used (auto resolved) */
     int proto;        /* CL_PROTO_LL, CL_PROTO_LL128 or CL_PROTO_SIMPLE */
     int nchannels;
     long nflows;      /* flows simulated */
 } cl_sim_result;
-
-/* Names as the CLI spells them; "?" for an unknown value. These can't fail. */
-const char *cl_sim_coll_name(cl_sim_coll c);
-const char *cl_sim_algo_name(cl_sim_algo a);
-const char *cl_sim_proto_name(int proto);
-
-/* Parse "allreduce", "ring", ... Returns CL_ERR_INVALID if unknown. */
-cl_result cl_sim_coll_parse(const char *s, cl_sim_coll *out);
-cl_result cl_sim_algo_parse(const char *s, cl_sim_algo *out);
-
-/* nccl-tests' bus bandwidth factor for n ranks. This function can't fail. */
-double cl_sim_bus_factor(cl_sim_coll c, int n);
 
 /* Predict one collective of `bytes` (nccl-tests' size column: the buffer per
  * rank for allreduce and broadcast, the total gathered or scattered array for
  * allgather and reducescatter, the per-rank send total for alltoall) on m.
  * Returns CL_OK, CL_ERR_UNSUPPORTED when algo does not apply (tree for
  * allgather, nvls without NVLS hardware), CL_ERR_INVALID for bad sizes. */
-cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_sim_coll coll, cl_sim_algo algo,
+cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo,
                                  double bytes, cl_sim_result *out);
 
 /* Load system (name or path), apply ov (may be NULL), build and predict. */
-cl_result cl_sim_predict(const char *system, const cl_sim_overrides *ov, cl_sim_coll coll,
-                         cl_sim_algo algo, double bytes, cl_sim_result *out);
+cl_result cl_sim_predict(const char *system, const cl_sim_overrides *ov, cl_coll_kind coll,
+                         cl_algo algo, double bytes, cl_sim_result *out);
 
 /* Like cl_sim_predict_machine for one algorithm (not auto) and one protocol
  * (CL_PROTO_*): the time NCCL would see with NCCL_ALGO and NCCL_PROTO forced.
  * Returns CL_OK, CL_ERR_UNSUPPORTED when the algorithm does not apply or the
  * protocol is not available for it on m (NVLS runs Simple only), CL_ERR_INVALID. */
-cl_result cl_sim_predict_algo_proto(cl_sim_machine *m, cl_sim_coll coll, cl_sim_algo algo,
-                                    int proto, double bytes, cl_sim_result *out);
+cl_result cl_sim_predict_algo_proto(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo,
+                                    cl_proto proto, double bytes, cl_sim_result *out);
 
 /* The ring order of channel c over all ranks (ranks[m->nranks]) and the
  * number of channels the ring algorithm uses on m. */

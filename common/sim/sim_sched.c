@@ -28,65 +28,6 @@
 
 #define US 1e-6
 
-static const char *coll_names[] = {"allreduce", "allgather", "reducescatter", "broadcast",
-                                   "alltoall"};
-static const char *algo_names[] = {"auto", "ring", "tree", "nvls", "hier"};
-static const char *proto_names[] = {"LL", "LL128", "Simple"};
-
-const char *cl_sim_coll_name(cl_sim_coll c)
-{
-    return c >= 0 && c < CL_COLL_COUNT ? coll_names[c] : "?";
-}
-
-const char *cl_sim_algo_name(cl_sim_algo a)
-{
-    return a >= 0 && a < CL_ALGO_COUNT ? algo_names[a] : "?";
-}
-
-const char *cl_sim_proto_name(int p)
-{
-    return p >= 0 && p < CL_PROTO_COUNT ? proto_names[p] : "?";
-}
-
-cl_result cl_sim_coll_parse(const char *s, cl_sim_coll *out)
-{
-    for (int i = 0; i < CL_COLL_COUNT; i++)
-        if (!strcmp(s, coll_names[i])) {
-            *out = (cl_sim_coll)i;
-            return CL_OK;
-        }
-    cl_set_error("unknown collective '%s' (allreduce, allgather, reducescatter, broadcast, "
-                 "alltoall)", s);
-    return CL_ERR_INVALID;
-}
-
-cl_result cl_sim_algo_parse(const char *s, cl_sim_algo *out)
-{
-    for (int i = 0; i < CL_ALGO_COUNT; i++)
-        if (!strcmp(s, algo_names[i])) {
-            *out = (cl_sim_algo)i;
-            return CL_OK;
-        }
-    cl_set_error("unknown algorithm '%s' (ring, tree, nvls, hier, auto)", s);
-    return CL_ERR_INVALID;
-}
-
-double cl_sim_bus_factor(cl_sim_coll c, int n)
-{
-    if (n <= 1)
-        return 0;
-    switch (c) {
-    case CL_COLL_ALLREDUCE:
-        return 2.0 * (n - 1) / n;
-    case CL_COLL_ALLGATHER:
-    case CL_COLL_REDUCESCATTER:
-    case CL_COLL_ALLTOALL:
-        return (double)(n - 1) / n;
-    default:
-        return 1;
-    }
-}
-
 /* ---- ring orders ---------------------------------------------------------- */
 
 static int route_len(const cl_sim_machine *m, int a, int b)
@@ -298,7 +239,7 @@ typedef struct cost {
 } cost;
 
 /* Ring over `ranks` (n of them) on channel-set of nch rings given by orders. */
-static cl_result ring_cost(cl_sim_machine *m, cl_sim_coll coll, double bytes, cost *c)
+static cl_result ring_cost(cl_sim_machine *m, cl_coll_kind coll, double bytes, cost *c)
 {
     int p = m->nranks, nch = cl_sim_ring_channels(m);
     int *ord = malloc((size_t)p * nch * sizeof *ord);
@@ -520,13 +461,13 @@ static cl_result alltoall_cost(cl_sim_machine *m, double bytes, cost *c)
     return rc;
 }
 
-static cl_result algo_cost(cl_sim_machine *m, cl_sim_coll coll, cl_sim_algo algo, double bytes,
+static cl_result algo_cost(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo, double bytes,
                            cost *c)
 {
     memset(c, 0, sizeof *c);
     if (coll == CL_COLL_ALLTOALL) {
         if (algo != CL_ALGO_RING && algo != CL_ALGO_AUTO) {
-            cl_set_error("alltoall has no '%s' algorithm", cl_sim_algo_name(algo));
+            cl_set_error("alltoall has no '%s' algorithm", cl_algo_name(algo));
             return CL_ERR_UNSUPPORTED;
         }
         return alltoall_cost(m, bytes, c);
@@ -539,7 +480,7 @@ static cl_result algo_cost(cl_sim_machine *m, cl_sim_coll coll, cl_sim_algo algo
     case CL_ALGO_HIER:
         if (coll != CL_COLL_ALLREDUCE) {
             cl_set_error("algorithm '%s' is modelled for allreduce only",
-                         cl_sim_algo_name(algo));
+                         cl_algo_name(algo));
             return CL_ERR_UNSUPPORTED;
         }
         if (algo == CL_ALGO_TREE)
@@ -553,13 +494,13 @@ static cl_result algo_cost(cl_sim_machine *m, cl_sim_coll coll, cl_sim_algo algo
 }
 
 /* Best protocol for a cost; returns the time in seconds. */
-static double best_proto(const cl_sim_machine *m, const cost *c, cl_sim_coll coll, double bytes,
+static double best_proto(const cl_sim_machine *m, const cost *c, cl_coll_kind coll, double bytes,
                          int *proto)
 {
     const cl_sim_system *s = &m->sys;
     double best = INFINITY;
     int idx = m->nodes == 1 ? 0 : m->nodes == 2 ? 1 : 2;
-    double busbytes = bytes * cl_sim_bus_factor(coll, m->nranks);
+    double busbytes = bytes * cl_coll_busbw_factor(coll, m->nranks);
     for (int p = 0; p < CL_PROTO_COUNT; p++) {
         if (!c->protos_ok[p])
             continue;
@@ -576,15 +517,15 @@ static double best_proto(const cl_sim_machine *m, const cost *c, cl_sim_coll col
     return best;
 }
 
-cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_sim_coll coll, cl_sim_algo algo,
+cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo,
                                  double bytes, cl_sim_result *out)
 {
     memset(out, 0, sizeof *out);
-    if (!(bytes >= 0) || coll < 0 || coll >= CL_COLL_COUNT) {
+    if (!(bytes >= 0) || coll < 0 || coll >= CL_COLL_KIND_COUNT) {
         cl_set_error("invalid size or collective");
         return CL_ERR_INVALID;
     }
-    cl_sim_algo cands[4];
+    cl_algo cands[4];
     int nc = 0;
     if (algo == CL_ALGO_AUTO) {
         cands[nc++] = CL_ALGO_RING;
@@ -619,12 +560,12 @@ cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_sim_coll coll, cl_sim_alg
     }
     out->time_us = best / US;
     out->algbw = best > 0 ? bytes / best / 1e9 : 0;
-    out->busbw = out->algbw * cl_sim_bus_factor(coll, m->nranks);
+    out->busbw = out->algbw * cl_coll_busbw_factor(coll, m->nranks);
     return CL_OK;
 }
 
-cl_result cl_sim_predict(const char *system, const cl_sim_overrides *ov, cl_sim_coll coll,
-                         cl_sim_algo algo, double bytes, cl_sim_result *out)
+cl_result cl_sim_predict(const char *system, const cl_sim_overrides *ov, cl_coll_kind coll,
+                         cl_algo algo, double bytes, cl_sim_result *out)
 {
     cl_sim_machine m;
     cl_result rc = cl_sim_machine_load(system, ov, &m);
@@ -635,11 +576,11 @@ cl_result cl_sim_predict(const char *system, const cl_sim_overrides *ov, cl_sim_
     return rc;
 }
 
-cl_result cl_sim_predict_algo_proto(cl_sim_machine *m, cl_sim_coll coll, cl_sim_algo algo,
-                                    int proto, double bytes, cl_sim_result *out)
+cl_result cl_sim_predict_algo_proto(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo,
+                                    cl_proto proto, double bytes, cl_sim_result *out)
 {
     memset(out, 0, sizeof *out);
-    if (!(bytes >= 0) || coll < 0 || coll >= CL_COLL_COUNT || proto < 0 ||
+    if (!(bytes >= 0) || coll < 0 || coll >= CL_COLL_KIND_COUNT || proto < 0 ||
         proto >= CL_PROTO_COUNT || algo == CL_ALGO_AUTO) {
         cl_set_error("invalid size, collective, protocol or algorithm");
         return CL_ERR_INVALID;
@@ -649,13 +590,13 @@ cl_result cl_sim_predict_algo_proto(cl_sim_machine *m, cl_sim_coll coll, cl_sim_
     if (rc != CL_OK)
         return rc;
     if (!c.protos_ok[proto]) {
-        cl_set_error("protocol %s is not available for %s on %s", cl_sim_proto_name(proto),
-                     cl_sim_algo_name(algo), m->sys.name);
+        cl_set_error("protocol %s is not available for %s on %s", cl_proto_name(proto),
+                     cl_algo_name(algo), m->sys.name);
         return CL_ERR_UNSUPPORTED;
     }
     /* best_proto over a copy that allows only `proto` */
     for (int p = 0; p < CL_PROTO_COUNT; p++)
-        c.protos_ok[p] = p == proto;
+        c.protos_ok[p] = p == (int)proto;
     int chosen = proto;
     double t = best_proto(m, &c, coll, bytes, &chosen);
     out->algo = algo;
@@ -665,6 +606,6 @@ cl_result cl_sim_predict_algo_proto(cl_sim_machine *m, cl_sim_coll coll, cl_sim_
     out->lat_us = (m->sys.launch_us * US + c.lat_s[proto]) / US;
     out->time_us = t / US;
     out->algbw = t > 0 ? bytes / t / 1e9 : 0;
-    out->busbw = out->algbw * cl_sim_bus_factor(coll, m->nranks);
+    out->busbw = out->algbw * cl_coll_busbw_factor(coll, m->nranks);
     return CL_OK;
 }

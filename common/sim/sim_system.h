@@ -9,13 +9,13 @@
 #ifndef COMMLAB_SIM_SYSTEM_H
 #define COMMLAB_SIM_SYSTEM_H
 
+#include "coll.h"
 #include "result.h"
 
 #define CL_SIM_NAME_LEN 64
 #define CL_SIM_PATH_LEN 512
 #define CL_SIM_MAX_NVPAIRS 64
 
-enum { CL_PROTO_LL, CL_PROTO_LL128, CL_PROTO_SIMPLE, CL_PROTO_COUNT };
 
 typedef enum cl_sim_node_kind {
     CL_SIM_NODE_NVSWITCH, /* every GPU has one port of nvlinks_per_gpu links to an NVSwitch */

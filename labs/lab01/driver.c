@@ -1,67 +1,152 @@
-/* driver.c: lab 01's harness: runs the student's functions and writes JSON.
+/* driver.c: lab 01's plug-in: the ping-pong, the fit and the step estimate.
  *
- *   lab01 sweep    [--backend B] [--system S] [--repeats R] [--max-bytes N] --json FILE
- *       ping-pong at sizes 8 B .. max (x4), the student's loop interleaved with
- *       the harness's own loop; then the student's fit of the student's times.
- *   lab01 bench    [--backend B] [--system S] [--bytes N] [--repeats R] --json FILE
- *       bandwidth of the student's loop and the harness's loop, interleaved.
- *   lab01 fit BYTES:SECONDS ... --json FILE
- *       the student's fit of given points (the grader's synthetic lines).
- *   lab01 estimate key=value ... --json FILE
- *       the student's step estimate for one workload/cluster/layout.
+ *   lab01 sweep    [--backend cpu|gpu|sim] [--max-bytes 4M] [--repeats 5]   (2 ranks)
+ *   lab01 bench    [--bytes 4M] [--repeats 15]                              (2 ranks)
+ *   lab01 fit      points=8:1.2e-6,1024:1.5e-6,...   (or --cases FILE)
+ *   lab01 estimate params=175e9 bytes_per_element=2 ... tp=8 pp=16 dp=16
  *
- * Run sweep and bench under mpirun with 2 ranks (cpu, gpu) or alone (sim).
- * The student's code never sees the output file: only rank 0 of the harness
- * writes it, after verifying every message.
+ * sweep and bench interleave the student's ping-pong with the harness's own
+ * loop, on buffers filled with fresh bytes for every call. The harness checks
+ * that both ranks end with rank 0's bytes, counts the messages each rank
+ * really sent and received (its trace), and times the call from outside.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/harness.h"
 #include "lab01.h"
 
-#define MAX_SIZES 32
+#define MAX_POINTS 64
 
-typedef struct options {
-    const char *mode;
-    const char *json_path;
-    cl_launch_opts launch;
-    int repeats;
-    size_t max_bytes;
-    size_t bench_bytes;
-    int nkv;
-    char **kv;
-} options;
+/* The argument blocks of the student's functions, the same on both sides. */
+typedef struct pingpong_args {
+    void *buf;
+    size_t bytes;
+    int iters;
+    double one_way_s; /* out */
+} pingpong_args;
 
-typedef struct sweep_result {
-    int nsizes;
-    double bytes[MAX_SIZES];
-    double student_s[MAX_SIZES];  /* median one-way time of the student's loop */
-    double baseline_s[MAX_SIZES]; /* median one-way time of the harness's loop */
-    double external_s[MAX_SIZES]; /* the student's loop timed from outside, per message */
-    size_t corrupt[MAX_SIZES];    /* bytes that arrived wrong, summed over repeats */
-    double student_bw[64], baseline_bw[64]; /* bench: one sample per repeat */
-} sweep_result;
+typedef struct fit_args {
+    int n;
+    double bytes[MAX_POINTS], seconds[MAX_POINTS];
+    double alpha_s, beta_s_per_byte; /* out */
+} fit_args;
 
+typedef struct estimate_args {
+    lab01_workload w;
+    lab01_cluster c;
+    lab01_layout l;
+    lab01_estimate out;  /* out */
+    double ring_check_s; /* out: TODO 3 alone, a 1 GB AllReduce over dp ranks of inter */
+} estimate_args;
 
-/* The harness's reference loop: the same exchange as the student's. */
-static cl_result baseline_pingpong(cl_comm *comm, void *buf, size_t bytes, int iters, double *t)
+#ifdef CL_STUDENT_SIDE
+
+static cl_result pingpong(cl_comm *c, void *args)
 {
-    int rank = cl_comm_rank(comm);
+    pingpong_args *a = args;
+    return lab01_pingpong(c, a->buf, a->bytes, a->iters, &a->one_way_s);
+}
+
+static cl_result fit(cl_comm *c, void *args)
+{
+    (void)c;
+    fit_args *a = args;
+    return lab01_fit_alpha_beta(a->bytes, a->seconds, a->n, &a->alpha_s, &a->beta_s_per_byte);
+}
+
+static cl_result estimate(cl_comm *c, void *args)
+{
+    (void)c;
+    estimate_args *a = args;
+    a->ring_check_s = lab01_ring_allreduce_time(a->l.dp, 1e9, a->c.inter);
+    return lab01_estimate_step(&a->w, &a->c, &a->l, &a->out);
+}
+
+CL_STUDENT_ENTRIES({"pingpong", pingpong}, {"fit", fit}, {"estimate", estimate});
+
+#else
+
+/* --- ping-pong ------------------------------------------------------------------------- */
+
+/* The harness's own loop: the same exchange as the student's. */
+static cl_result harness_loop(cl_comm *c, void *buf, size_t bytes, int iters, double *one_way)
+{
+    int rank = cl_comm_rank(c);
     if (rank > 1)
         return CL_OK;
-    double start = cl_comm_time(comm);
+    double t0 = cl_comm_time(c);
     for (int i = 0; i < iters; i++) {
         if (rank == 0) {
-            CL_CHECK(cl_send(comm, buf, bytes, 1));
-            CL_CHECK(cl_recv(comm, buf, bytes, 1));
+            CL_CHECK(cl_send(c, buf, bytes, 1));
+            CL_CHECK(cl_recv(c, buf, bytes, 1));
         } else {
-            CL_CHECK(cl_recv(comm, buf, bytes, 0));
-            CL_CHECK(cl_send(comm, buf, bytes, 0));
+            CL_CHECK(cl_recv(c, buf, bytes, 0));
+            CL_CHECK(cl_send(c, buf, bytes, 0));
         }
     }
-    *t = (cl_comm_time(comm) - start) / (2.0 * iters);
+    *one_way = (cl_comm_time(c) - t0) / (2.0 * iters);
     return CL_OK;
+}
+
+/* Transfers of `bytes` with the other rank that the trace shows, not counting
+ * any of another size or peer (those make *odd non-zero). */
+static void count_messages(const cl_comm *c, size_t bytes, int *sends, int *recvs, int *odd)
+{
+    int n;
+    const cl_trace_event *ev = cl_student_trace(c, &n);
+    int peer = 1 - cl_comm_rank(c);
+    *sends = *recvs = *odd = 0;
+    for (int i = 0; i < n; i++) {
+        if (ev[i].op != CL_WOP_ISEND && ev[i].op != CL_WOP_IRECV)
+            continue;
+        if (ev[i].peer != peer || ev[i].bytes != bytes)
+            (*odd)++;
+        else if (ev[i].op == CL_WOP_ISEND)
+            (*sends)++;
+        else
+            (*recvs)++;
+    }
+}
+
+typedef struct sample {
+    double student, external, harness; /* one-way seconds */
+    int64_t corrupt, messages_off;
+} sample;
+
+/* One student call and one harness loop at `bytes`, checked; agreed over ranks. */
+static cl_result one_sample(cl_run *run, cl_comm *c, void *buf, size_t bytes, int iters,
+                            sample *s)
+{
+    int rank = cl_comm_rank(c);
+    uint64_t seed;
+    CL_CHECK(cl_barrier(c));
+    CL_CHECK(harness_loop(c, buf, bytes, iters, &s->harness));
+    CL_CHECK(cl_fresh_seed(run, c, &seed));
+    CL_CHECK(cl_fill_bytes(c, buf, bytes, seed, rank, 0));
+    CL_CHECK(cl_barrier(c));
+    pingpong_args a = {.buf = buf, .bytes = bytes, .iters = iters};
+    cl_call_result res;
+    CL_CHECK(cl_student_run(c, "pingpong", &a, sizeof a, CL_ALLOW_P2P, &res));
+    if (res.status != CL_OK)
+        return res.status;
+    s->student = a.one_way_s;
+    s->external = res.seconds / (2.0 * iters);
+    size_t wrong = 0;
+    int sends = iters, recvs = iters, odd = 0;
+    if (rank <= 1) {
+        CL_CHECK(cl_count_wrong_bytes(c, buf, bytes, seed, 0, 0, &wrong));
+        count_messages(c, bytes, &sends, &recvs, &odd);
+    }
+    int64_t v[2] = {(int64_t)wrong, (sends != iters) + (recvs != iters) + (odd != 0)};
+    CL_CHECK(cl_agree(c, CL_SUM, v, 2));
+    s->corrupt = v[0];
+    s->messages_off = v[1];
+    double t[3] = {s->student > 0 ? s->student : 0, s->external, s->harness};
+    if (rank > 1)
+        t[0] = t[1] = t[2] = 0;
+    return cl_agree_max(c, t, 3);
 }
 
 static int iterations_for(size_t bytes)
@@ -70,319 +155,139 @@ static int iterations_for(size_t bytes)
     return n < 10 ? 10 : n > 500 ? 500 : (int)n;
 }
 
-/* Fill the first `bytes` of host staging memory with the pattern of (rank,
- * tag) and upload it; rank 0's pattern is what both ranks must hold after a
- * correct ping-pong. */
-static cl_result fill_pattern(cl_comm *comm, void *buf, unsigned char *host, size_t bytes,
-                              int rank, uint64_t tag)
+static cl_result pingpong_mode(cl_run *run, cl_comm *c, int bench)
 {
-    for (size_t i = 0; i < bytes; i++)
-        host[i] = (unsigned char)cl_data_hash(tag ^ ((uint64_t)rank << 56) ^ i);
-    return cl_mem_upload(comm, buf, host, bytes);
-}
-
-static cl_result count_corrupt(cl_comm *comm, const void *buf, unsigned char *host, size_t bytes,
-                               uint64_t tag, size_t *bad)
-{
-    CL_CHECK(cl_mem_download(comm, host, buf, bytes));
-    for (size_t i = 0; i < bytes; i++)
-        if (host[i] != (unsigned char)cl_data_hash(tag ^ i))
-            (*bad)++;
-    return CL_OK;
-}
-
-/* One timed student run at one size, with its data verified. */
-static cl_result student_run(cl_comm *comm, void *buf, unsigned char *host, size_t bytes,
-                             int iters, uint64_t tag, double *t, double *external, size_t *bad)
-{
-    int rank = cl_comm_rank(comm);
-    CL_CHECK(fill_pattern(comm, buf, host, bytes, rank, tag));
-    CL_CHECK(cl_barrier(comm));
-    *t = 0;
-    double start = cl_comm_time(comm);
-    CL_CHECK(lab01_pingpong(comm, buf, bytes, iters, t));
-    *external = (cl_comm_time(comm) - start) / (2.0 * iters);
-    CL_CHECK(cl_barrier(comm));
-    if (rank <= 1)
-        CL_CHECK(count_corrupt(comm, buf, host, bytes, tag, bad));
-    return CL_OK;
-}
-
-static cl_result write_sweep(const options *opt, const sweep_result *res);
-
-/* Add rank 1's corruption counts to rank 0's, through device-capable memory. */
-static cl_result gather_corruption(cl_comm *comm, void *buf, sweep_result *res)
-{
-    size_t bytes = sizeof res->corrupt;
-    int rank = cl_comm_rank(comm);
-    if (rank == 1) {
-        CL_CHECK(cl_mem_upload(comm, buf, res->corrupt, bytes));
-        CL_CHECK(cl_send(comm, buf, bytes, 0));
-    } else if (rank == 0) {
-        size_t theirs[MAX_SIZES];
-        CL_CHECK(cl_recv(comm, buf, bytes, 1));
-        CL_CHECK(cl_mem_download(comm, theirs, buf, bytes));
-        for (int i = 0; i < MAX_SIZES; i++)
-            res->corrupt[i] += theirs[i];
-    }
-    return CL_OK;
-}
-
-static cl_result sweep_body(cl_comm *comm, void *arg)
-{
-    const options *opt = arg;
-    sweep_result *res = calloc(1, sizeof *res);
-    if (!res)
-        return CL_ERR_NOMEM;
-    if (cl_comm_size(comm) < 2) {
-        cl_set_error("the ping-pong needs 2 ranks, got %d", cl_comm_size(comm));
-        return CL_ERR_INVALID;
-    }
-    size_t max = strcmp(opt->mode, "bench") == 0 ? opt->bench_bytes : opt->max_bytes;
-    if (max < sizeof res->corrupt)
-        max = sizeof res->corrupt;
+    const cl_opts *o = cl_run_opts(run);
+    size_t first = bench ? o->bytes : 8, last = bench ? o->bytes : o->max_bytes;
+    int reps = o->repeats > 64 ? 64 : o->repeats;
     void *buf;
-    unsigned char *host = malloc(max);
-    if (!host)
-        return CL_ERR_NOMEM;
-    cl_pretouch(host, max);
-    CL_CHECK(cl_mem_alloc(comm, max, &buf));
-
-    double student[64], baseline[64], external[64];
-    int bench = strcmp(opt->mode, "bench") == 0;
-    size_t first = bench ? opt->bench_bytes : 8;
+    CL_CHECK(cl_mem_alloc(c, last, &buf));
+    double sizes[32], mine[32];
     int n = 0;
-    for (size_t bytes = first; bytes <= max && n < MAX_SIZES; bytes *= 4, n++) {
-        /* bench samples last ~30 ms each, long enough to ride out scheduler noise */
+    cl_report_str(run, "units", "bytes, one-way times in us, bandwidths in GB/s");
+    for (size_t bytes = first; bytes <= last && n < 32; bytes *= 4, n++) {
         int iters = bench ? 50 : iterations_for(bytes);
-        double warm;
-        CL_CHECK(baseline_pingpong(comm, buf, bytes, 2, &warm));
-        for (int r = 0; r < opt->repeats; r++) {
-            uint64_t tag = cl_data_hash(((uint64_t)n << 32) | (uint64_t)r);
-            CL_CHECK(cl_barrier(comm));
-            CL_CHECK(baseline_pingpong(comm, buf, bytes, iters, &baseline[r]));
-            CL_CHECK(student_run(comm, buf, host, bytes, iters, tag, &student[r], &external[r],
-                                 &res->corrupt[n]));
-            if (bench) {
-                res->baseline_bw[r] = bytes / baseline[r] / 1e9;
-                res->student_bw[r] = student[r] > 0 ? bytes / student[r] / 1e9 : 0;
-            }
+        sample s[64];
+        double st[64], ex[64], hs[64], sbw[64], hbw[64];
+        int64_t corrupt = 0, off = 0;
+        for (int r = 0; r < reps; r++) {
+            CL_CHECK(one_sample(run, c, buf, bytes, iters, &s[r]));
+            st[r] = s[r].student * 1e6, ex[r] = s[r].external * 1e6, hs[r] = s[r].harness * 1e6;
+            sbw[r] = s[r].student > 0 ? bytes / s[r].student / 1e9 : 0;
+            hbw[r] = s[r].harness > 0 ? bytes / s[r].harness / 1e9 : 0;
+            corrupt += s[r].corrupt;
+            off += s[r].messages_off;
         }
-        res->bytes[n] = (double)bytes;
-        res->student_s[n] = cl_median(student, (size_t)opt->repeats);
-        res->baseline_s[n] = cl_median(baseline, (size_t)opt->repeats);
-        res->external_s[n] = cl_median(external, (size_t)opt->repeats);
+        sizes[n] = (double)bytes;
+        mine[n] = cl_median(st, (size_t)reps) * 1e-6;
+        cl_row *row = cl_row_begin(run, c);
+        cl_col_int(row, "bytes", (long long)bytes);
+        cl_col_int(row, "iters", iters);
+        cl_col_nums(row, "student_us", st, (size_t)reps, "%.2f");
+        cl_col_nums(row, "external_us", ex, (size_t)reps, "%.2f");
+        cl_col_nums(row, "harness_us", hs, (size_t)reps, "%.2f");
+        cl_col_nums(row, "student_gbps", sbw, (size_t)reps, "%.3f");
+        cl_col_nums(row, "harness_gbps", hbw, (size_t)reps, "%.3f");
+        cl_col_int(row, "corrupt_bytes", corrupt);
+        cl_col_int(row, "messages_off", off);
+        cl_row_end(row);
         if (bench)
             break;
     }
-    res->nsizes = n + bench;
-    CL_CHECK(gather_corruption(comm, buf, res));
-    if (cl_comm_rank(comm) == 0)
-        CL_CHECK(write_sweep(opt, res));
-    CL_CHECK(cl_mem_free(comm, buf));
-    free(host);
-    free(res);
+    CL_CHECK(cl_mem_free(c, buf));
+    if (bench || cl_comm_rank(c) != 0)
+        return CL_OK;
+    /* The student's fit of the student's own measurements. */
+    fit_args f = {.n = n};
+    memcpy(f.bytes, sizes, (size_t)n * sizeof *sizes);
+    memcpy(f.seconds, mine, (size_t)n * sizeof *mine);
+    cl_call_result res;
+    CL_CHECK(cl_student_run(c, "fit", &f, sizeof f, 0, &res));
+    cl_report_str(run, "fit_status", cl_result_str(res.status));
+    cl_report_num(run, "alpha_s", res.status == CL_OK ? f.alpha_s : 0.0 / 0.0);
+    cl_report_num(run, "beta_s_per_byte", res.status == CL_OK ? f.beta_s_per_byte : 0.0 / 0.0);
     return CL_OK;
 }
 
-static cl_result write_sweep(const options *opt, const sweep_result *res)
+static cl_result sweep(cl_run *run, cl_comm *c) { return pingpong_mode(run, c, 0); }
+static cl_result bench(cl_run *run, cl_comm *c) { return pingpong_mode(run, c, 1); }
+
+/* --- pure cases ------------------------------------------------------------------------ */
+
+static cl_result fit_case(cl_case *c)
 {
-    cl_json j;
-    CL_CHECK(cl_json_open(&j, opt->json_path));
-    cl_json_object_start(&j, NULL);
-    cl_json_string(&j, "mode", opt->mode);
-    cl_json_string(&j, "backend", opt->launch.backend);
-    size_t n = (size_t)res->nsizes;
-    long long corrupt[MAX_SIZES];
-    for (size_t i = 0; i < n; i++)
-        corrupt[i] = (long long)res->corrupt[i];
-    cl_json_number_array(&j, "bytes", res->bytes, n);
-    cl_json_number_array(&j, "student_s", res->student_s, n);
-    cl_json_number_array(&j, "baseline_s", res->baseline_s, n);
-    cl_json_number_array(&j, "external_s", res->external_s, n);
-    cl_json_int_array(&j, "corrupt_bytes", corrupt, n);
-    if (strcmp(opt->mode, "bench") == 0) {
-        cl_json_number_array(&j, "student_gbps", res->student_bw, (size_t)opt->repeats);
-        cl_json_number_array(&j, "baseline_gbps", res->baseline_bw, (size_t)opt->repeats);
-    } else {
-        double alpha = 0, beta = 0;
-        cl_clear_error();
-        cl_result rc = lab01_fit_alpha_beta(res->bytes, res->student_s, res->nsizes, &alpha, &beta);
-        cl_json_string(&j, "fit_status", cl_result_str(rc));
-        cl_json_string(&j, "fit_error", cl_last_error());
-        cl_json_number(&j, "alpha_s", rc == CL_OK ? alpha : 0.0 / 0.0);
-        cl_json_number(&j, "beta_s_per_byte", rc == CL_OK ? beta : 0.0 / 0.0);
-    }
-    cl_json_object_end(&j);
-    return cl_json_close(&j);
-}
-
-static cl_result run_pingpong(options *opt)
-{
-    opt->launch.nranks = 2;
-    return cl_launch(&opt->launch, sweep_body, opt);
-}
-
-/* --- estimate mode --- */
-
-typedef struct kv_field {
-    const char *key;
-    char type; /* 'd' double, 'i' int */
-    size_t offset;
-    int which; /* 0 workload, 1 cluster, 2 layout */
-} kv_field;
-
-#define W(f, t) {#f, t, offsetof(lab01_workload, f), 0}
-#define C(k, f, t) {k, t, offsetof(lab01_cluster, f), 1}
-#define L(f) {#f, 'i', offsetof(lab01_layout, f), 2}
-static const kv_field fields[] = {
-    W(params, 'd'), W(bytes_per_element, 'd'), W(layers, 'i'), W(hidden, 'i'),
-    W(seq_len, 'i'), W(micro_batch, 'i'), W(micro_batches, 'i'), W(compute_s, 'd'),
-    C("nodes", nodes, 'i'), C("gpus_per_node", gpus_per_node, 'i'),
-    C("intra_alpha_s", intra.alpha_s, 'd'), C("intra_bandwidth_Bps", intra.bandwidth_Bps, 'd'),
-    C("inter_alpha_s", inter.alpha_s, 'd'), C("inter_bandwidth_Bps", inter.bandwidth_Bps, 'd'),
-    L(tp), L(pp), L(dp),
-};
-
-static cl_result parse_kv(const options *opt, lab01_workload *w, lab01_cluster *c,
-                          lab01_layout *l)
-{
-    char *bases[3] = {(char *)w, (char *)c, (char *)l};
-    int seen = 0;
-    for (int i = 0; i < opt->nkv; i++) {
-        const char *arg = opt->kv[i], *eq = strchr(arg, '=');
-        size_t k;
-        for (k = 0; eq && k < sizeof fields / sizeof fields[0]; k++)
-            if (strlen(fields[k].key) == (size_t)(eq - arg) &&
-                strncmp(arg, fields[k].key, (size_t)(eq - arg)) == 0)
-                break;
-        if (!eq || k == sizeof fields / sizeof fields[0]) {
-            cl_set_error("unknown parameter '%s'", arg);
-            return CL_ERR_INVALID;
-        }
+    const char *text;
+    CL_CHECK(cl_case_str(c, "points", &text));
+    fit_args a = {0};
+    for (const char *p = text; *p && a.n < MAX_POINTS; a.n++) {
         char *end;
-        double v = strtod(eq + 1, &end);
-        if (*end || end == eq + 1) {
-            cl_set_error("parameter %s: not a number", arg);
+        a.bytes[a.n] = strtod(p, &end);
+        if (*end != ':') {
+            cl_set_error("points: expected BYTES:SECONDS,... at '%s'", p);
             return CL_ERR_INVALID;
         }
-        char *dst = bases[fields[k].which] + fields[k].offset;
-        if (fields[k].type == 'd')
-            *(double *)dst = v;
-        else
-            *(int *)dst = (int)v;
-        seen++;
+        a.seconds[a.n] = strtod(end + 1, &end);
+        p = *end == ',' ? end + 1 : end;
     }
-    if (seen != (int)(sizeof fields / sizeof fields[0])) {
-        cl_set_error("expected all %zu parameters, got %d", sizeof fields / sizeof fields[0], seen);
-        return CL_ERR_INVALID;
-    }
-    return CL_OK;
-}
-
-static cl_result run_estimate(const options *opt)
-{
-    lab01_workload w = {0};
-    lab01_cluster c = {0};
-    lab01_layout l = {0};
-    lab01_estimate e = {0};
-    CL_CHECK(parse_kv(opt, &w, &c, &l));
-    cl_result rc = lab01_estimate_step(&w, &c, &l, &e);
-    cl_json j;
-    CL_CHECK(cl_json_open(&j, opt->json_path));
-    cl_json_object_start(&j, NULL);
-    cl_json_string(&j, "status", cl_result_str(rc));
-    cl_json_string(&j, "error", cl_last_error());
-    cl_json_number(&j, "tp_s", e.tp_s);
-    cl_json_number(&j, "dp_s", e.dp_s);
-    cl_json_number(&j, "pp_s", e.pp_s);
-    cl_json_number(&j, "comm_s", e.comm_s);
-    cl_json_number(&j, "share", e.share);
-    cl_json_number(&j, "ring_allreduce_check_s",
-                   lab01_ring_allreduce_time(l.dp, 1e9, c.inter)); /* TODO 3 on its own */
-    cl_json_object_end(&j);
-    CL_CHECK(cl_json_close(&j));
+    cl_result rc = cl_case_call(c, "fit", &a, sizeof a);
+    cl_row *row = cl_case_row(c);
+    cl_col_num(row, "alpha_s", a.alpha_s, "%.6g");
+    cl_col_num(row, "beta_s_per_byte", a.beta_s_per_byte, "%.6g");
     return rc;
 }
 
-/* --- fit mode --- */
+/* The estimate's parameters: name, and where it goes. */
+#define W(f) {#f, offsetof(estimate_args, w.f), sizeof(((lab01_workload *)0)->f)}
+#define C(k, f) {k, offsetof(estimate_args, c.f), sizeof(((lab01_cluster *)0)->f)}
+#define L(f) {#f, offsetof(estimate_args, l.f), sizeof(int)}
+static const struct {
+    const char *key;
+    size_t off, size; /* size sizeof(int): an int, else a double */
+} params[] = {
+    W(params), W(bytes_per_element), W(layers), W(hidden), W(seq_len), W(micro_batch),
+    W(micro_batches), W(compute_s), C("nodes", nodes), C("gpus_per_node", gpus_per_node),
+    C("intra_alpha_s", intra.alpha_s), C("intra_bandwidth_Bps", intra.bandwidth_Bps),
+    C("inter_alpha_s", inter.alpha_s), C("inter_bandwidth_Bps", inter.bandwidth_Bps),
+    L(tp), L(pp), L(dp),
+};
 
-static cl_result run_fit(const options *opt)
+static cl_result estimate_case(cl_case *c)
 {
-    double bytes[64], seconds[64];
-    int n = 0;
-    for (int i = 0; i < opt->nkv && n < 64; i++, n++)
-        if (sscanf(opt->kv[i], "%lf:%lf", &bytes[n], &seconds[n]) != 2) {
-            cl_set_error("bad point '%s' (expected BYTES:SECONDS)", opt->kv[i]);
-            return CL_ERR_INVALID;
-        }
-    double alpha = 0, beta = 0;
-    cl_clear_error();
-    cl_result rc = lab01_fit_alpha_beta(bytes, seconds, n, &alpha, &beta);
-    cl_json j;
-    CL_CHECK(cl_json_open(&j, opt->json_path));
-    cl_json_object_start(&j, NULL);
-    cl_json_string(&j, "status", cl_result_str(rc));
-    cl_json_string(&j, "error", cl_last_error());
-    cl_json_number(&j, "alpha_s", alpha);
-    cl_json_number(&j, "beta_s_per_byte", beta);
-    cl_json_object_end(&j);
-    CL_CHECK(cl_json_close(&j));
-    return CL_OK; /* the status is in the JSON: an invalid input is a valid answer */
-}
-
-static int usage(void)
-{
-    fprintf(stderr, "usage: lab01 sweep|bench [--backend cpu|gpu|sim] [--system S] [--repeats R]\n"
-                    "             [--max-bytes N] [--bytes N] --json FILE\n"
-                    "       lab01 fit BYTES:SECONDS ... --json FILE\n"
-                    "       lab01 estimate key=value ... --json FILE\n");
-    return 2;
-}
-
-int main(int argc, char **argv)
-{
-    options opt = {.repeats = 5, .max_bytes = 4 << 20, .bench_bytes = 4 << 20};
-    opt.launch = (cl_launch_opts){.backend = "cpu", .system = "dgx-a100", .argc = &argc,
-                                  .argv = &argv};
-    char *kv[64];
-    opt.kv = kv;
-    if (argc < 2)
-        return usage();
-    opt.mode = argv[1];
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--json") == 0 && v)
-            opt.json_path = argv[++i];
-        else if (strcmp(a, "--backend") == 0 && v)
-            opt.launch.backend = argv[++i];
-        else if (strcmp(a, "--system") == 0 && v)
-            opt.launch.system = argv[++i];
-        else if (strcmp(a, "--repeats") == 0 && v)
-            opt.repeats = atoi(argv[++i]);
-        else if (strcmp(a, "--max-bytes") == 0 && v)
-            opt.max_bytes = strtoull(argv[++i], NULL, 0);
-        else if (strcmp(a, "--bytes") == 0 && v)
-            opt.bench_bytes = strtoull(argv[++i], NULL, 0);
-        else if ((strchr(a, '=') || strchr(a, ':')) && opt.nkv < 64)
-            opt.kv[opt.nkv++] = argv[i];
+    estimate_args a;
+    memset(&a, 0, sizeof a);
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+        double v;
+        CL_CHECK(cl_case_num(c, params[i].key, &v));
+        char *dst = (char *)&a + params[i].off;
+        if (params[i].size == sizeof(int))
+            *(int *)dst = (int)v;
         else
-            return usage();
+            *(double *)dst = v;
     }
-    if (opt.repeats < 1 || opt.repeats > 64 || opt.max_bytes < 8 || opt.bench_bytes < 1)
-        return usage();
-
-    cl_result rc;
-    if (strcmp(opt.mode, "estimate") == 0)
-        rc = run_estimate(&opt);
-    else if (strcmp(opt.mode, "fit") == 0)
-        rc = run_fit(&opt);
-    else if (strcmp(opt.mode, "sweep") == 0 || strcmp(opt.mode, "bench") == 0)
-        rc = run_pingpong(&opt);
-    else
-        return usage();
-    if (rc != CL_OK)
-        fprintf(stderr, "lab01 %s: %s%s%s\n", opt.mode, cl_result_str(rc),
-                cl_last_error()[0] ? ": " : "", cl_last_error());
-    return cl_exit_status(rc);
+    cl_result rc = cl_case_call(c, "estimate", &a, sizeof a);
+    cl_row *row = cl_case_row(c);
+    cl_col_num(row, "tp_s", a.out.tp_s, "%.6g");
+    cl_col_num(row, "dp_s", a.out.dp_s, "%.6g");
+    cl_col_num(row, "pp_s", a.out.pp_s, "%.6g");
+    cl_col_num(row, "comm_s", a.out.comm_s, "%.6g");
+    cl_col_num(row, "share", a.out.share, "%.4f");
+    cl_col_num(row, "ring_allreduce_check_s", a.ring_check_s, "%.6g");
+    return rc;
 }
+
+const cl_lab cl_lab_def = {
+    .name = "lab01",
+    .title = "通信为何成为瓶颈: the alpha-beta model",
+    .modes = (const cl_mode[]){
+        {.name = "sweep", .help = "ping-pong from 8 B to --max-bytes, yours and the harness's",
+         .ranks = sweep, .min_ranks = 2},
+        {.name = "bench", .help = "ping-pong bandwidth at --bytes, yours and the harness's",
+         .ranks = bench, .min_ranks = 2},
+        {.name = "fit", .help = "your alpha-beta fit of points=BYTES:SECONDS,...",
+         .cases = fit_case},
+        {.name = "estimate", .help = "your step estimate of a workload, cluster and layout",
+         .cases = estimate_case},
+        {0}},
+};
+
+#endif

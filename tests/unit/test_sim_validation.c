@@ -74,10 +74,10 @@ static void test_validation_table(void **state)
         assert_true(n >= 9);
         cl_sim_overrides ov = {.nodes = atoi(fld[1]), .nics_per_node = atoi(fld[2]),
                                .routing = -1};
-        cl_sim_coll coll;
-        cl_sim_algo algo;
-        assert_int_equal(cl_sim_coll_parse(fld[3], &coll), CL_OK);
-        assert_int_equal(cl_sim_algo_parse(fld[4], &algo), CL_OK);
+        cl_coll_kind coll;
+        cl_algo algo;
+        assert_int_equal(cl_coll_parse(fld[3], &coll), CL_OK);
+        assert_int_equal(cl_algo_parse(fld[4], &algo), CL_OK);
         double size = atof(fld[5]), meas = atof(fld[6]);
         const char *band = fld[7];
         cl_sim_result r;
@@ -103,7 +103,7 @@ static void test_validation_table(void **state)
             if (outs[o])
                 fprintf(outs[o], "| %s | %s | %s | %s | %s/%s-%s | %s | %.2f | %.2f | %+.1f%% | %s "
                         "| %s |\n", fld[0], fld[1], atoi(fld[2]) ? fld[2] : "-", fld[3], fld[4],
-                        cl_sim_algo_name(r.algo), cl_sim_proto_name(r.proto), fld[5], meas,
+                        cl_algo_name(r.algo), cl_proto_name(r.proto), fld[5], meas,
                         r.busbw, 100 * err, band, fld[8]);
         rows++;
     }

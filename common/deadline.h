@@ -1,0 +1,26 @@
+/* deadline.h: the one deadline of a harness process, for every wait that could last forever.
+ *
+ * The harness sets it from --deadline (seconds from the start). Waits on the
+ * student's program, on a GPU stream or an event poll it and give up with
+ * CL_ERR_TIMEOUT; a watchdog thread ends the process a little after it, with
+ * a line saying what the rank was doing, in case a library call (MPI) never
+ * returns.
+ */
+#ifndef COMMLAB_DEADLINE_H
+#define COMMLAB_DEADLINE_H
+
+/* Set the deadline to `seconds` from now (<= 0: none), and start the watchdog.
+ * This function can't fail. */
+void cl_deadline_start(double seconds);
+
+/* Seconds left (a large number when there is no deadline). */
+double cl_deadline_left(void);
+
+/* The absolute time (cl_wtime()) of the deadline, 0 when none. */
+double cl_deadline_at(void);
+
+/* What this process is doing, for the watchdog's last words ("rank 1: in
+ * lab05_ring_allreduce, waiting for the student's program"). The text is copied. */
+void cl_deadline_doing(const char *what);
+
+#endif /* COMMLAB_DEADLINE_H */
