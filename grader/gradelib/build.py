@@ -5,7 +5,7 @@ import re
 import shutil
 from dataclasses import dataclass
 
-from . import runner
+from . import runner, sandbox
 
 BUILD_TIMEOUT = 600
 _ERR = re.compile(r"(error|undefined reference|No rule to make target)", re.I)
@@ -63,8 +63,9 @@ def first_errors(text, n=12):
     return "\n".join(picked[:n] if picked else lines[-n:])
 
 
-def build(root, lab, program, workdir, solution=False, source=None, echo=None):
-    """Runs the build and returns a Build; never raises for a failed build."""
+def build(root, lab, program, workdir, solution=False, source=None, echo=None, official=False):
+    """Runs the build, jailed like the checks (sandbox.build_limits), and returns a Build;
+    never raises for a failed build."""
     out_dir = os.path.join(workdir, "_build") if source else None
     argv, binary = plan(root, lab, program, solution, source, out_dir)
     command = runner.repro_line(argv, root)
@@ -73,8 +74,11 @@ def build(root, lab, program, workdir, solution=False, source=None, echo=None):
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
     os.makedirs(workdir, exist_ok=True)
+    bdir = os.path.join(root, "build-san" if sanitizers() else "build")
+    os.makedirs(bdir, exist_ok=True)
+    limits = sandbox.build_limits(root, solution, official, [bdir])
     res = runner.run(argv, cwd=root, workdir=workdir, timeout=BUILD_TIMEOUT, root=root,
-                     echo=echo)
+                     echo=echo, limits=limits)
     text = (res.stdout + "\n" + res.stderr).strip()
     if res.timed_out:
         return Build(False, binary, command, f"build timed out after {BUILD_TIMEOUT} s",

@@ -38,6 +38,10 @@ def parser():
     p.add_argument("--backend", metavar="LIST",
                    help="only use these backends (comma list of " + ",".join(DETECTORS) + ")")
     p.add_argument("--json", metavar="FILE", help="write results (Gradescope fields) to FILE")
+    p.add_argument("--prairielearn", metavar="FILE",
+                   help="also write PrairieLearn's results.json to FILE")
+    p.add_argument("--autolab", action="store_true",
+                   help="end the output with Autolab's scores line (JSON)")
     p.add_argument("--list", action="store_true", help="list the lab's checks and exit")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="show commands and their output; keep all work dirs")
@@ -76,7 +80,7 @@ def main(argv=None, default_root=None):
         signal.signal(sig, _interrupt)
     args = parser().parse_intermixed_args(argv)
     cwd = os.environ.get("COMMLAB_GRADE_CWD") or os.getcwd()   # where the user typed ./grade
-    for name in ("source", "json", "root", "official"):
+    for name in ("source", "json", "root", "official", "prairielearn"):
         if getattr(args, name):
             setattr(args, name, os.path.join(cwd, getattr(args, name)))
     root = os.path.abspath(args.root or default_root or cwd)
@@ -169,4 +173,8 @@ def main(argv=None, default_root=None):
     sys.stdout.flush()
     if args.json:
         report.write_json(args.json, report.results(lab, outcomes, engine.used_backends, root))
+    if args.prairielearn:
+        report.write_json(args.prairielearn, report.prairielearn(lab, outcomes, root))
+    if args.autolab:
+        sys.stdout.write(report.autolab_line(outcomes) + "\n")
     return EXIT_OK if report.full_marks(outcomes) else EXIT_BELOW

@@ -3,24 +3,21 @@
 import dataclasses
 import json
 import os
-import re
 import shutil
 
+from . import build as buildmod
 from . import plot as plotmod
 from . import netns, runner
+from .mpi import MPI_ENV
 from . import sandbox
 from .timer import TIMER
 from .verdicts import CheckCrashed, CheckFailed, CheckSkipped, CheckTimeout
 
-GUARD_ENV = "COMMLAB_FORBID"
-_GUARD_LINE = re.compile(r"commlab-guard: forbidden call to ([A-Za-z_][A-Za-z0-9_]*)")
+# Exit statuses of a lab's program (common/result.h) beside 0, 1 and 2.
+EXIT_TIMEOUT = 3          # the deadline passed
+EXIT_UNSUPPORTED = 4      # the backend cannot run here (no GPU backend in this build, ...)
+DEADLINE_MARGIN = 3.0     # seconds the program's own deadline keeps from the check's limit
 
-MPI_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1",
-}
 
 
 class Context:
@@ -33,8 +30,7 @@ class Context:
     """
 
     def __init__(self, spec, check, root, program, report_dir, backends=None, resources=None,
-                 solution=False, verbose=False, echo=None, inherited_commands=(), limits=None,
-                 forbidden=None):
+                 solution=False, verbose=False, echo=None, inherited_commands=(), limits=None):
         self.spec = spec
         self.lab = spec.name
         self.check = check
@@ -55,15 +51,13 @@ class Context:
         self.perf_fractions = []
         self.perf_messages = []
         self._background = []
-        # Limits of every command the check runs (sandbox.py), and the library functions
-        # the lab forbids, which the library refuses at run time in the lab's program.
+        # Limits of every command the check runs (sandbox.py).
         self.limits = dataclasses.replace(limits or sandbox.default_limits())
         if check.backend == "gpu":
             self.limits.mem_mb = 0      # the CUDA driver reserves far more address space
         if self.limits.jail_root is None and not getattr(spec, "no_jail", False):
             self.limits.jail_root = root
             self.limits.jail_hide = tuple(sandbox.hidden_dirs(root, solution))
-        self.forbidden = forbidden if forbidden is not None else set()
         if os.path.isdir(self.workdir):
             shutil.rmtree(self.workdir, ignore_errors=True)
         os.makedirs(self.workdir, exist_ok=True)
@@ -102,7 +96,10 @@ class Context:
         if left <= 0:
             raise TIMER.expired_error("starting " + os.path.basename(str(argv[0])))
         limit = left if timeout is None else min(timeout, left)
-        run_env = self._guard_env(argv, env)
+        run_env = env
+        if buildmod.sanitizers() and not self.limits.official:
+            # sanitizer builds of the student's program are dynamic and cannot be filtered
+            run_env = dict(env or {}, COMMLAB_SANITIZE="1")
         with TIMER.critical():
             try:
                 res = runner.run(argv, cwd=self.root, workdir=self.workdir, timeout=limit,
@@ -143,24 +140,84 @@ class Context:
         returns its Result, as mpirun() does."""
         return netns.netrun(self, args, nodes, ranks_per_node, rate, rails, **kw)
 
-    def _guard_env(self, argv, env):
-        """env plus COMMLAB_FORBID when argv runs the lab's program and the lab forbids
-        library functions (common/guard.c reads it)."""
-        if not self.forbidden or not any(str(a) == str(self.program) for a in argv):
-            return env
-        full = dict(env or {})
-        full[GUARD_ENV] = ",".join(sorted(self.forbidden))
-        return full
+    # ---- running the lab's program ------------------------------------------------------
+    def run_lab(self, mode, args=(), ranks=None, backend=None, timeout=None, env=None,
+                name=None, mpi_args=()):
+        """Runs the lab's program in `mode` and returns its results (the --json dict).
+
+        backend None runs one process (a cases mode); "cpu" and "gpu" run `ranks` processes
+        under mpirun (one, without mpirun, when ranks is None); "sim" runs one process
+        simulating `ranks` ranks. The program gets --json and a --deadline a little inside
+        the check's limit, so it stops by itself and says what it was doing.
+
+        Raises CheckCrashed when the student's code crashed, CheckTimeout when it ran out of
+        time, CheckSkipped when the backend cannot run here (exit status 4), CheckFailed for
+        any other failure or missing results.
+        """
+        name = name or f"{mode}-{backend or 'none'}{'-' + str(ranks) if ranks else ''}.json"
+        out = self.out(name)
+        left = TIMER.remaining() if timeout is None else min(timeout, TIMER.remaining())
+        argv = [mode, *[str(a) for a in args], "--json", out,
+                "--deadline", f"{max(1.0, left - DEADLINE_MARGIN):.1f}"]
+        if backend:
+            argv += ["--backend", backend]
+        if backend == "sim" and ranks:
+            argv += ["--nranks", str(ranks)]
+        if backend in ("cpu", "gpu") and ranks:
+            res = self.mpirun(argv, ranks=ranks, timeout=timeout, env=env, check=False,
+                              mpi_args=mpi_args)
+        else:
+            res = self.run([self.program, *argv], timeout=timeout, env=env, check=False)
+        data = None
+        if os.path.isfile(out):
+            try:
+                with open(out, encoding="utf-8") as f:
+                    data = json.load(f)
+            except (ValueError, UnicodeDecodeError):
+                data = None
+        if data is None:
+            if res.rc == EXIT_UNSUPPORTED:
+                raise CheckSkipped(res.stderr_tail(1) or "the backend cannot run here")
+            if res.rc == EXIT_TIMEOUT:
+                raise CheckTimeout("the program ran out of time", expected="it finishes",
+                                   found=res.stderr_tail(3), command=res.command)
+            self.require_ok(res)
+            raise CheckFailed("the program wrote no results", expected=os.path.basename(out),
+                              found="no file", command=res.command, details=_tail_block(res))
+        status, why = data.get("status"), data.get("error", "")
+        if status == "ok":
+            return data
+        if status == "unsupported":
+            raise CheckSkipped(why or "the backend cannot run here")
+        if status == "crashed":
+            raise CheckCrashed(why, expected="your code finishes normally", found="it crashed",
+                               command=res.command, details=_tail_block(res))
+        if status == "timeout":
+            raise CheckTimeout(why, expected="your code finishes in time",
+                               found="it ran out of time", command=res.command,
+                               details=_tail_block(res))
+        raise CheckFailed(f"the program failed: {why}", expected="it runs to the end",
+                          found=status or "no status", command=res.command,
+                          details=_tail_block(res))
+
+    def run_cases(self, mode, cases, name=None, timeout=None):
+        """Runs a cases mode on `cases` (dicts of key: value), one line each in a cases file,
+        and returns the rows, one per case, in order."""
+        name = name or mode
+        path = self.out(name + ".cases")
+        with open(path, "w", encoding="utf-8") as f:
+            for case in cases:
+                f.write(" ".join(f"{k}={v!r}" if isinstance(v, float) else f"{k}={v}"
+                                 for k, v in case.items()) + "\n")
+        data = self.run_lab(mode, ["--cases", path], name=name + ".json", timeout=timeout)
+        rows = data.get("rows", [])
+        if len(rows) != len(cases):
+            raise CheckFailed(f"{mode}: {len(rows)} results for {len(cases)} cases",
+                              expected=str(len(cases)), found=str(len(rows)))
+        return rows
 
     def require_ok(self, res):
         """Raises the right exception unless the Result exited 0 without a signal."""
-        guard = _GUARD_LINE.search(res.stderr + "\n" + res.stdout)
-        if guard and not res.ok:
-            raise CheckFailed("your code called a library function this lab forbids",
-                              expected=f"no call to {guard.group(1)}",
-                              found=f"{guard.group(1)} called at run time "
-                                    f"(through a pointer or a symbol lookup)",
-                              command=res.command)
         if res.proc_limit:
             raise CheckFailed(f"the command started more than {self.limits.max_procs} "
                               f"processes and was stopped", expected="a bounded number of "
@@ -186,7 +243,7 @@ class Context:
         """Starts argv in the background (e.g. a server) and returns a runner.Command;
         call .wait(timeout) for its Result. It is killed when the check ends."""
         cmd = runner.Command(argv, cwd=self.root, workdir=self.workdir,
-                             env=self._guard_env(argv, env), shown_env=env, root=self.root,
+                             env=env, shown_env=env, root=self.root,
                              echo=self.echo, limits=self.limits)
         with TIMER.critical():
             cmd.start()

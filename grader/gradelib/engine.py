@@ -8,6 +8,7 @@ import time
 import traceback
 from dataclasses import dataclass
 
+from . import admission
 from . import build as buildmod
 from . import integrity
 from . import runner
@@ -47,10 +48,10 @@ class Engine:
         self.outcomes = {}
         self.build = None
         self.used_backends = []
-        self.forbidden = set()           # library functions refused at run time
         self.integrity = []              # problems found in the student's object file
         self.limits = sandbox.default_limits()
         self.limits.official = options.official
+        self.limits.run_as = sandbox.unprivileged_uid(options.official)
 
     def run(self, selected):
         """Grades the selected check ids and returns the Outcomes in run order."""
@@ -83,9 +84,10 @@ class Engine:
         for i, chk in enumerate(order, 1):
             scored = chk.id in selected
             progress.start(i, chk)
+            self._progress = progress
             t0 = time.monotonic()
             out = self._grade(chk, echo)
-            out.elapsed = time.monotonic() - t0
+            out.elapsed = time.monotonic() - t0 - out.waited
             out.scored = scored
             self.outcomes[chk.id] = out
             self._keep_log(out)
@@ -105,8 +107,13 @@ class Engine:
                                 os.path.join(self.report_dir, "_build"))
         stream.write(f"building {self.lab.name}: {runner.repro_line(argv, self.opt.root)}\n")
         stream.flush()
-        b = buildmod.build(self.opt.root, self.lab.name, self.lab.program, self.report_dir,
-                           self.opt.solution, self.opt.source, echo)
+        ticket = admission.Ticket(1, False, f"build {self.lab.name}")
+        ticket.acquire(lambda pos: stream.write(f"  queued for the machine ({pos} ahead)\n"))
+        try:
+            b = buildmod.build(self.opt.root, self.lab.name, self.lab.program, self.report_dir,
+                               self.opt.solution, self.opt.source, echo, self.opt.official)
+        finally:
+            ticket.release()
         log = os.path.join(self.report_dir, "build.log")
         with open(log, "w") as f:
             f.write(f"$ {b.command}\n{b.output}\n")
@@ -170,8 +177,12 @@ class Engine:
                       backends=self.detector.cache, resources=self.detector.resources(),
                       solution=self.opt.solution, verbose=self.opt.verbose, echo=echo,
                       inherited_commands=parent.commands if parent else (),
-                      limits=self.limits, forbidden=self.forbidden)
+                      limits=self.limits)
         out.commands = ctx.commands
+        units, alone = admission.units_for(chk)
+        ticket = admission.Ticket(units, alone, f"{self.lab.name} {chk.id}")
+        # Time spent waiting for the machine is not part of the check's limit.
+        out.waited = ticket.acquire(getattr(self, "_progress", None) and self._progress.queued)
         try:
             try:
                 limit = chk.timeout
@@ -182,6 +193,7 @@ class Engine:
             finally:
                 TIMER.disarm()
                 ctx.close()
+                ticket.release()
             out.value = value
             self._score(chk, ctx, out)
         except CheckSkipped as e:

@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 
+from .mpi import MPI_ENV
 from .timer import TIMER
 
 _SEQ = itertools.count(1)
@@ -46,7 +47,6 @@ def netrun(ctx, args, nodes=2, ranks_per_node=1, rate="1gbit", rails=1, timeout=
     missing = [t for t in NETNS_TOOLS if shutil.which(t) is None]
     if missing:
         ctx.skip(f"net backend needs {', '.join(missing)}")
-    from .context import MPI_ENV      # here: context imports this module
     prog = program or ctx.program
     tag = f"clnet{os.getpid()}x{next(_SEQ)}"
     argv = [script, "mpirun", "--nodes", str(nodes), "--ranks-per-node", str(ranks_per_node),

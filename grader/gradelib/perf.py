@@ -56,3 +56,33 @@ def perf_ratio(ctx, student, baseline, repeats=5, higher_is_better=True, low=0.8
     ctx.perf_messages.append(describe(name, value, base, ratio, low, high, unit))
     ctx.log(ctx.perf_messages[-1])
     return out
+
+
+def perf_samples(ctx, student, baseline, higher_is_better=True, low=0.8, high=0.9,
+                 unit="GB/s", name="busbw"):
+    """Scores samples a lab's program already measured interleaved (baseline, student,
+    baseline, ...): the ratio is the median of the per-pair ratios (paired samples, so a
+    slow moment of the machine hits both sides of a pair), on a ramp from `low` to `high`.
+
+    Records and returns the same metrics as perf_ratio. Raises CheckFailed when the lists
+    differ in length, are empty, or hold a non-positive value."""
+    if len(student) != len(baseline) or not student:
+        raise CheckFailed(f"{name}: {len(student)} samples of yours and {len(baseline)} of the "
+                          f"baseline", expected="the same number, at least one",
+                          found=f"{len(student)} and {len(baseline)}")
+    s = [_sample(lambda v=v: v, "student", i) for i, v in enumerate(student)]
+    b = [_sample(lambda v=v: v, "baseline", i) for i, v in enumerate(baseline)]
+    pairs = [x / y if higher_is_better else y / x for x, y in zip(s, b)]
+    ratio = statistics.median(pairs)
+    value, base = statistics.median(s), statistics.median(b)
+    fraction = round(ramp(ratio, low, high), 4)
+    out = {"name": name, "value": value, "baseline": base, "ratio": round(ratio, 4),
+           "unit": unit, "low": low, "high": high, "higher_is_better": higher_is_better,
+           "fraction": fraction, "samples": s, "baseline_samples": b,
+           "paired_ratios": [round(x, 4) for x in pairs]}
+    ctx.metrics.update(out)
+    ctx.perf_fractions.append(fraction)
+    ctx.perf_messages.append(describe(name, value, base, ratio, low, high, unit) +
+                             " (median of paired ratios)")
+    ctx.log(ctx.perf_messages[-1])
+    return out

@@ -30,6 +30,12 @@ class Progress:
             self.stream.write(self._head(i, chk) + " ")
         self.stream.flush()
 
+    def queued(self, position):
+        """Says, on the check's line, that it waits for the machine (admission.py)."""
+        ahead = f"{position} ahead" if position else "the machine is busy"
+        self.stream.write(f"queued ({ahead}) ")
+        self.stream.flush()
+
     def end(self, i, out):
         pts = ""
         if out.check.points or out.verdict == PASS:
@@ -37,7 +43,8 @@ class Progress:
         if out.verdict == "SKIP":
             pts = ""
         note = "" if out.scored else " [dependency, not scored]"
-        line = f"{out.verdict}{pts} ({out.elapsed:.1f} s){note}\n"
+        waited = f", queued {out.waited:.1f} s" if getattr(out, "waited", 0) >= 0.5 else ""
+        line = f"{out.verdict}{pts} ({out.elapsed:.1f} s{waited}){note}\n"
         if self.verbose:
             line = f"{self._head(i, out.check)} {line}"
         self.stream.write(line)

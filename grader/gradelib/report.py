@@ -141,3 +141,37 @@ def write_json(path, data):
     with open(path, "w") as f:
         json.dump(data, f, indent=2, default=str)
         f.write("\n")
+
+
+def autolab_line(outcomes):
+    """Autolab's last line of output: {"scores": {check id: points}, "scoreboard": [total,
+    then the performance ratios of the scored performance checks, in check order]}
+    (autolab/Autolab docs/lab.md: the autograder's last stdout line)."""
+    score = totals(outcomes)[0]
+    scores = {o.check.id: 0 if o.skipped else o.score for o in outcomes if o.scored}
+    board = [score] + [o.metrics.get("ratio", 0) for o in outcomes
+                       if o.scored and o.check.is_performance]
+    return json.dumps({"scores": scores, "scoreboard": board}, separators=(",", ":"))
+
+
+def prairielearn(lab, outcomes, root):
+    """PrairieLearn's external-grader results.json: score in [0, 1]; a build error makes the
+    submission not gradable, so a typo costs no attempt."""
+    built = [o for o in outcomes if o.verdict == BUILD_ERROR]
+    score, max_score, passed, failed, skipped = totals(outcomes)
+    tests = []
+    for o in outcomes:
+        if not o.scored:
+            continue
+        tests.append({"name": o.check.id, "description": o.check.title,
+                      "points": 0 if o.skipped else o.score,
+                      "max_points": 0 if o.skipped else o.check.points,
+                      "message": (o.message or o.verdict).splitlines()[0] if (o.message or o.verdict) else "",
+                      "output": o.message or ""})
+    out = {"gradable": not built, "score": round(score / max_score, 4) if max_score else 0.0,
+           "message": f"{passed} passed, {failed} failed, {skipped} skipped",
+           "output": text(lab, outcomes, root), "tests": tests}
+    if built:
+        out["format_errors"] = [built[0].message]
+        out["score"] = 0.0
+    return out

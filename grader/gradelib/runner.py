@@ -202,6 +202,9 @@ class Command:
         if self.limits.private_tmp:
             self.dirs = sandbox.PrivateDirs()
             env.update(self.dirs.env())
+        if self.limits.run_as is not None:     # official grading as root: the user's files
+            sandbox.give(self.limits.run_as, self.workdir, *self.limits.jail_writable,
+                         *(self.dirs.paths() if self.dirs else ()))
         env.update({k: str(v) for k, v in self.env.items()})
         if self.echo:
             self.echo.write(f"$ {self.command}\n")
@@ -211,12 +214,15 @@ class Command:
             try:
                 self.start_time = time.monotonic()
                 argv = self.argv
-                if self.limits.jail_root and sandbox.jail_available():
+                jailed = self.limits.jail_root and sandbox.jail_available()
+                if jailed:
                     argv = sandbox.jail_argv(argv, self.limits.jail_root, self.workdir,
-                                             self.limits.jail_hide)
+                                             self.limits.jail_hide, self.limits.jail_writable,
+                                             self.limits.run_as)
                 self.proc = subprocess.Popen(argv, cwd=self.cwd, env=env, stdin=stdin,
                                              stdout=out, stderr=err, start_new_session=True,
-                                             preexec_fn=sandbox.preexec(self.limits))
+                                             preexec_fn=sandbox.preexec(self.limits,
+                                                                        switch_user=not jailed))
                 Command._live.add(self.proc.pid)
             except BaseException:
                 if self.dirs:

@@ -23,7 +23,7 @@ KEEP_ENV = "COMMLAB_GRADE_KEEP_ENV"     # extra variables to pass (comma list; n
 # prefixes (MPI, NCCL, CUDA, Slurm and hwloc settings the machine's owner chose).
 _KEEP_NAMES = {"PATH", "LD_LIBRARY_PATH", "USER", "LOGNAME", "TZ", "CUDA_VISIBLE_DEVICES",
                "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME", "COMMLAB_DATASETS", "ASAN_OPTIONS",
-               "UBSAN_OPTIONS", "LSAN_OPTIONS"}
+               "UBSAN_OPTIONS", "LSAN_OPTIONS", "COMMLAB_SANITIZE"}
 _KEEP_PREFIXES = ("OMPI_", "PMIX_", "PRTE_", "NCCL_", "UCX_", "SLURM_", "HWLOC_", "CUDA_",
                   "COMMLAB_SIM_")
 # Never passed on, whatever the prefix rules say.
@@ -44,6 +44,8 @@ class Limits:
     official: bool = False         # official grading: no COMMLAB_GRADE_KEEP_ENV pass-through
     jail_root: str = None          # run in a mount namespace with this tree read-only
     jail_hide: tuple = ()          # folders replaced by empty ones inside the jail
+    jail_writable: tuple = ()      # folders that stay writable (besides the work folder)
+    run_as: int = None             # a uid to run as (official grading as root: nobody)
 
 
 def default_limits():
@@ -60,7 +62,25 @@ def default_limits():
     return lim
 
 
-BUILD_LIMITS = Limits(mem_mb=0, fsize=1 << 30, max_procs=0, scrub_env=False)
+NOBODY = 65534
+
+
+def build_limits(root, solution=False, official=False, writable=()):
+    """Limits of the build: no memory or process cap, the grader's environment, but jailed
+    like the checks (the student's source is compiled without a view of the reference, the
+    grader or other processes), writing only the build folders."""
+    lim = Limits(mem_mb=0, fsize=1 << 30, max_procs=0, scrub_env=False, official=official)
+    lim.jail_root = root
+    lim.jail_hide = tuple(hidden_dirs(root, solution))
+    lim.jail_writable = tuple(writable)
+    lim.run_as = unprivileged_uid(official)
+    return lim
+
+
+def unprivileged_uid(official):
+    """The uid official grading runs the student's commands as: nobody when the grader is
+    root, None (the grader's own) otherwise."""
+    return NOBODY if official and os.geteuid() == 0 else None
 
 
 def clean_env(base, extra_keep=()):
@@ -77,8 +97,9 @@ def extra_keep_names(official=False):
     return tuple(n.strip() for n in os.environ.get(KEEP_ENV, "").split(",") if n.strip())
 
 
-def preexec(limits):
-    """Returns a function for Popen(preexec_fn=...) applying limits in the child."""
+def preexec(limits, switch_user=True):
+    """Returns a function for Popen(preexec_fn=...) applying limits in the child (and the
+    change of user, when no jail does it)."""
     nproc = None
     if limits.max_procs and os.getuid() != 0:
         # RLIMIT_NPROC counts every process of the user; root is exempt from it (the
@@ -95,7 +116,25 @@ def preexec(limits):
             _setlimit(resource.RLIMIT_NPROC, nproc)
         for sig in (signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(sig, signal.SIG_DFL)
+        if switch_user and limits.run_as is not None:
+            os.setgroups([])
+            os.setgid(limits.run_as)
+            os.setuid(limits.run_as)
     return apply
+
+
+def give(uid, *paths):
+    """Makes paths (folders, recursively) belong to uid, so that a command run as that user
+    can write its own work folders. Never fails."""
+    for top in paths:
+        if not top or not os.path.exists(top):
+            continue
+        for dirpath, dirnames, filenames in os.walk(top):
+            for name in [dirpath] + [os.path.join(dirpath, f) for f in filenames]:
+                try:
+                    os.lchown(name, uid, uid)
+                except OSError:
+                    pass
 
 
 def _setlimit(which, value):
@@ -131,6 +170,7 @@ def run_dir():
     global _RUN_DIR
     if _RUN_DIR is None or not os.path.isdir(_RUN_DIR):
         _RUN_DIR = tempfile.mkdtemp(prefix="commlab-grade-")
+        os.chmod(_RUN_DIR, 0o711)   # another user may use a folder inside it, not list it
         import atexit
         atexit.register(shutil.rmtree, _RUN_DIR, True)
     return _RUN_DIR
@@ -189,6 +229,10 @@ class PrivateDirs:
             "OMPI_MCA_btl_vader_backing_directory": shm,
             "OMPI_MCA_btl_sm_backing_directory": shm,
         }
+
+    def paths(self):
+        """The private folders (for handing them to another user)."""
+        return tuple(d for d in (self.tmp, self.shm) if d)
 
     def remove(self):
         for d in (self.tmp, self.shm):
@@ -306,9 +350,10 @@ def reap_orphans(exclude):
 
 _JAIL_SCRIPT = r"""
 set -e
-root=$1; work=$2; shift 2
+root=$1; uid=$2; shift 2
 mount --make-rprivate / 2>/dev/null || true
-mount --bind "$work" "$work"
+while [ "$1" != "--hide" ]; do mount --bind "$1" "$1"; shift; done
+shift
 mount --rbind "$root" "$root"
 mount -o remount,bind,ro "$root"
 while [ "$1" != "--" ]; do
@@ -317,6 +362,9 @@ while [ "$1" != "--" ]; do
 done
 shift
 cd "$(pwd -P)"     # the working directory again, now through the new mounts
+if [ "$uid" != "-" ]; then
+    exec setpriv --reuid="$uid" --regid="$uid" --clear-groups --no-new-privs -- "$@"
+fi
 exec "$@"
 """
 
@@ -347,7 +395,11 @@ def jail_available():
 
 
 def _unshare_prefix():
-    base = ["unshare", "--mount", "--propagation", "private"]
+    """unshare into new mount and PID namespaces: the command sees only its own processes
+    (a fresh /proc), and when its first process ends, or the grader kills unshare, the
+    kernel kills every process left in the namespace."""
+    base = ["unshare", "--mount", "--propagation", "private", "--pid", "--fork", "--kill-child",
+            "--mount-proc"]
     return base if os.getuid() == 0 else base[:1] + ["--map-root-user"] + base[1:]
 
 
@@ -356,7 +408,8 @@ def hidden_dirs(root, solution=False):
     their build, the grader, the repository history and every tests/**/expected folder."""
     names = [".git", "grader"]
     if not solution:
-        names += ["solutions", "build/solutions", "build/obj/solutions"]
+        names += ["solutions", "build/solutions", "build/obj/student-side/solutions",
+                  "build-san/solutions", "build-san/obj/student-side/solutions"]
     dirs = [os.path.join(root, n) for n in names]
     tests = os.path.join(root, "tests")
     for dirpath, dirnames, _ in os.walk(tests):
@@ -368,8 +421,11 @@ def hidden_dirs(root, solution=False):
     return [d for d in dirs if os.path.isdir(d)]
 
 
-def jail_argv(argv, root, workdir, hide):
-    """Returns argv wrapped so that it runs with root read-only (but workdir writable) and
-    the folders in hide replaced by empty ones."""
-    return (_unshare_prefix() + ["/bin/sh", "-c", _JAIL_SCRIPT, "commlab-jail", root, workdir]
-            + list(hide) + ["--"] + [str(a) for a in argv])
+def jail_argv(argv, root, workdir, hide, writable=(), run_as=None):
+    """Returns argv wrapped so that it runs in its own PID namespace with root read-only
+    (but workdir and the writable folders writable), the folders in hide replaced by empty
+    ones, and as user run_as when given."""
+    rw = [d for d in [workdir, *writable] if d and os.path.isdir(d)]
+    return (_unshare_prefix() + ["/bin/sh", "-c", _JAIL_SCRIPT, "commlab-jail", root,
+                                 "-" if run_as is None else str(run_as)]
+            + rw + ["--hide"] + list(hide) + ["--"] + [str(a) for a in argv])

@@ -1,32 +1,24 @@
-"""Which library functions a student's object file calls (nm -u), and forbidding some."""
+"""Which functions the student's object file calls (nm -u, versions stripped), and forbidding some."""
 
 import os
 
-from .integrity import student_object_for
+from .integrity import student_object_for, undefined
 from .verdicts import CheckFailed
 
 
-def student_object(ctx):
-    """Returns the path of the compiled student file behind ctx.program."""
-    return student_object_for(ctx.program)
-
-
 def undefined_symbols(ctx):
-    """Returns the set of symbols the student's object file needs from elsewhere."""
-    obj = student_object(ctx)
-    if not os.path.isfile(obj):
+    """Returns the set of (normalised) symbols the student's object file needs from elsewhere."""
+    obj = student_object_for(ctx.program)
+    names = undefined(obj) if os.path.isfile(obj) else None
+    if names is None:
         raise CheckFailed("the compiled student file is missing", expected=obj, found="no file")
-    res = ctx.run(["nm", "-u", obj])
-    return {line.split()[-1] for line in res.stdout.splitlines() if line.strip()}
+    return names
 
 
-def forbid_symbols(ctx, names, why="", runtime=True):
-    """Fails the check when the student's object calls any of names directly. With runtime
-    (the default), the lab's program is also told to refuse them at run time
-    (common/guard.c: calls through a pointer or a symbol lookup) in every later check of
-    this run; use runtime=False for a function the lab's own driver calls."""
-    if runtime and getattr(ctx, "forbidden", None) is not None:
-        ctx.forbidden.update(names)
+def forbid_symbols(ctx, names, why=""):
+    """Fails the check when the student's object calls any of names directly (the student's
+    program is linked without the library's own versions, so a call would not link; this
+    says why in the lab's words)."""
     used = sorted(set(names) & undefined_symbols(ctx))
     if used:
         raise CheckFailed("your code calls a function this lab asks you to write yourself",

@@ -75,6 +75,7 @@ class Outcome:
     message: str = ""                  # failure text / skip reason / perf summary
     command: str = None                # reproduce line
     elapsed: float = 0.0
+    waited: float = 0.0          # seconds queued for the machine (admission.py)
     scored: bool = True                # False for dependencies run only for their value
     metrics: dict = field(default_factory=dict)
     plots: list = field(default_factory=list)
