@@ -186,6 +186,7 @@ static cl_result map_fd(cl_shm *s, int fd, size_t bytes, const char *name)
 cl_result cl_shm_create(cl_shm *s, const char *what, size_t bytes)
 {
     memset(s, 0, sizeof *s);
+    s->fd = -1;
     if (bytes == 0 || !label_ok(what)) {
         cl_set_error("cl_shm_create: need bytes > 0 and a label of [A-Za-z0-9_], got %zu, '%s'",
                       bytes, what ? what : "(null)");
@@ -222,7 +223,7 @@ cl_result cl_shm_create(cl_shm *s, const char *what, size_t bytes)
     }
     if (rc == CL_OK)
         rc = map_fd(s, fd, bytes, s->name);
-    close(fd);
+    s->fd = fd;
     if (rc != CL_OK) {
         cl_shm_detach(s);
         return rc;
@@ -234,6 +235,7 @@ cl_result cl_shm_create(cl_shm *s, const char *what, size_t bytes)
 cl_result cl_shm_attach(cl_shm *s, const char *name, size_t bytes)
 {
     memset(s, 0, sizeof *s);
+    s->fd = -1;
     if (!name || name[0] != '/' || strlen(name) >= sizeof s->name || bytes == 0) {
         cl_set_error("cl_shm_attach: bad name or size");
         return CL_ERR_INVALID;
@@ -252,7 +254,9 @@ cl_result cl_shm_attach(cl_shm *s, const char *name, size_t bytes)
     }
     if (rc == CL_OK)
         rc = map_fd(s, fd, bytes, name);
-    close(fd);
+    s->fd = fd;
+    if (rc != CL_OK)
+        cl_shm_detach(s);
     return rc;
 }
 
@@ -280,6 +284,9 @@ cl_result cl_shm_detach(cl_shm *s)
     }
     s->base = NULL;
     s->bytes = 0;
+    if (s->fd > 0)
+        close(s->fd);
+    s->fd = -1;
     return rc;
 }
 

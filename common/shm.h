@@ -36,6 +36,7 @@ typedef struct cl_shm {
     size_t bytes;               /* mapped length */
     bool owner;                 /* this process created the name */
     bool linked;                /* the name still exists (owner only) */
+    int fd;                     /* the open segment (to map it elsewhere), -1 when none */
 } cl_shm;
 
 /* Create a new zeroed segment of `bytes` under a fresh unique name and map it.

@@ -13,7 +13,8 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Icommon -MMD -MP
 STUDENT_CFLAGS := $(CFLAGS) -DCL_STUDENT_SIDE=1
 LDLIBS   += -lseccomp -lm -lpthread
-STUDENT_LDFLAGS := -static
+STUDENT_STATIC  := -static
+STUDENT_LDFLAGS :=
 STUDENT_LDLIBS  := -lm
 
 # CUDA and NCCL: the gpu backend is built where nvcc and NCCL compile and link
@@ -51,5 +52,6 @@ BUILD   := build-san
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer
 STUDENT_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
+STUDENT_STATIC  :=
 STUDENT_LDFLAGS := -fsanitize=address,undefined
 endif

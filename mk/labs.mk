@@ -10,7 +10,9 @@
 #   make lab01 STUDENT_DIR=dir LAB_OUT=out  out/lab01 and out/lab01-student from dir/lab01.c
 #
 # A lab may add labs/labNN/lab.mk setting labNN_LDLIBS (the harness program's
-# extra libraries) and labNN_STUDENT_LDLIBS (the student program's).
+# extra libraries), labNN_STUDENT_LDLIBS (the student program's), and
+# labNN_STUDENT_STATIC := no when a library it needs cannot link statically
+# (the student's program is then dynamic, and may open files read-only).
 
 LABS := $(notdir $(wildcard labs/lab[0-9][0-9]))
 SOLUTION_LABS := $(notdir $(wildcard solutions/lab[0-9][0-9]))
@@ -32,7 +34,8 @@ endef
 define link_student
 	$(call say,LINK,$(1))
 	@mkdir -p $$(dir $(1))
-	$(Q)$(STUDENT_CC) $(STUDENT_LDFLAGS) -o $(1) $(2) $(LIBSTUDENT) $($(3)_STUDENT_LDLIBS) $(STUDENT_LDLIBS)
+	$(Q)$(STUDENT_CC) $(if $(filter no,$($(3)_STUDENT_STATIC)),,$(STUDENT_STATIC)) $(STUDENT_LDFLAGS) \
+	    -o $(1) $(2) $(LIBSTUDENT) $($(3)_STUDENT_LDLIBS) $(STUDENT_LDLIBS)
 endef
 
 define LAB_RULES

@@ -45,7 +45,8 @@ enum cl_allow {
     CL_ALLOW_BARRIER = 1u << 4, /* cl_barrier */
     CL_ALLOW_SPLIT = 1u << 5,   /* cl_comm_split, cl_comm_free */
     CL_ALLOW_AGREE = 1u << 6,   /* cl_agree */
-    CL_ALLOW_ALL = 0x7fu,
+    CL_ALLOW_LAB = 1u << 7,     /* cl_lab_call: the lab's own operations */
+    CL_ALLOW_ALL = 0xffu,
     /* What a collective may use: transfers, local work and its own buffers. */
     CL_ALLOW_COLLECTIVE = CL_ALLOW_P2P | CL_ALLOW_LOCAL | CL_ALLOW_MEMORY,
 };
@@ -112,9 +113,20 @@ typedef struct cl_trace_event {
     int peer_world; /* the peer's world rank; -1 */
     size_t bytes;   /* transfer or local work size (elements for reductions) */
     double time;    /* the rank's clock when the harness performed it */
+    long long code; /* CL_WOP_LAB: the lab's operation code; else 0 */
 } cl_trace_event;
 
 const cl_trace_event *cl_student_trace(const cl_comm *comm, int *n);
+
+/* Map the memory of descriptor fd (bytes long) into the student's program at
+ * base too (CL_REGION_BASE, where the harness has it mapped already): the
+ * region the ranks share (harness/region.c). */
+cl_result cl_student_region(int fd, void *base, size_t bytes);
+
+/* The handler of cl_lab_call (the lab's own operations): code, and a private
+ * copy of the argument block that goes back when it returns CL_OK. */
+typedef cl_result (*cl_lab_handler)(cl_comm *comm, int code, void *args, size_t bytes);
+void cl_student_set_lab_handler(cl_lab_handler h);
 
 /* Whether the student program's ranks may read buffers directly: the
  * backend's buffers are host memory (cpu). */

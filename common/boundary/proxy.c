@@ -9,6 +9,10 @@
 
 #define S cl_session
 
+static cl_lab_handler lab_handler;
+
+void cl_student_set_lab_handler(cl_lab_handler h) { lab_handler = h; }
+
 /* --- the rank's communicators and posts ------------------------------------------------- */
 
 static cl_comm *comm_of(proxy_rank *p, int id)
@@ -73,7 +77,8 @@ static void trace(proxy_rank *p, cl_comm *c, const cl_wire *w, int peer, size_t 
     p->trace[p->ntrace++] = (cl_trace_event){
         .op = w->op, .comm = w->comm, .peer = peer,
         .peer_world = c && peer >= 0 && peer < c->size ? cl_comm_world_of(c, peer) : -1,
-        .bytes = bytes, .time = c ? cl_comm_time(c) : 0};
+        .bytes = bytes, .time = c ? cl_comm_time(c) : 0,
+        .code = w->op == CL_WOP_LAB ? w->arg : 0};
 }
 
 /* --- checks ------------------------------------------------------------------------------ */
@@ -95,6 +100,7 @@ static unsigned class_of(int op)
     case CL_WOP_DOWNLOAD: return CL_ALLOW_HOST;
     case CL_WOP_REDUCE:
     case CL_WOP_COPY: return CL_ALLOW_LOCAL;
+    case CL_WOP_LAB: return CL_ALLOW_LAB;
     default: return 0; /* the clock: always allowed */
     }
 }
@@ -269,6 +275,28 @@ static cl_result host_copy(proxy_rank *p, int r, const cl_wire *w)
     return cl_mem_download(p->world, CL_SLOT_STAGE_OF(r), buf, w->bytes);
 }
 
+/* The lab's own operation, on a private copy of its arguments. */
+static cl_result lab_op(int r, cl_comm *c, const cl_wire *w)
+{
+    if (!lab_handler) {
+        cl_set_error("this lab has no operation %lld", (long long)w->arg);
+        return CL_ERR_INVALID;
+    }
+    if (w->bytes > CL_SLOT_STAGE) {
+        cl_set_error("cl_lab_call: %llu bytes of arguments", (unsigned long long)w->bytes);
+        return CL_ERR_INVALID;
+    }
+    char *copy = malloc(w->bytes ? w->bytes : 1);
+    if (!copy)
+        return CL_ERR_NOMEM;
+    memcpy(copy, CL_SLOT_STAGE_OF(r), w->bytes);
+    cl_result rc = lab_handler(c, (int)w->arg, copy, w->bytes);
+    if (rc == CL_OK)
+        memcpy(CL_SLOT_STAGE_OF(r), copy, w->bytes);
+    free(copy);
+    return rc;
+}
+
 static cl_result free_buffer(proxy_rank *p, const cl_wire *w)
 {
     const cl_buffer *b = own(p, w->addr, 0, w->op);
@@ -326,6 +354,7 @@ static cl_result perform(int r, const cl_wire *w)
         case CL_WOP_REDUCE:
         case CL_WOP_COPY: st = local_work(p, w); break;
         case CL_WOP_TIME: a.time = cl_comm_time(p->world); break;
+        case CL_WOP_LAB: st = lab_op(r, c ? c : p->world, w); break;
         default:
             cl_set_error("unknown operation %d", w->op);
             st = CL_ERR_INVALID;
@@ -335,10 +364,11 @@ static cl_result perform(int r, const cl_wire *w)
         return st;
     trace(p, c, w, w->op == CL_WOP_WAIT || w->op == CL_WOP_TEST ? -1 : w->peer,
           w->op == CL_WOP_REDUCE || w->op == CL_WOP_COPY || w->op == CL_WOP_ALLOC ||
-                  w->op == CL_WOP_UPLOAD || w->op == CL_WOP_DOWNLOAD
+                  w->op == CL_WOP_UPLOAD || w->op == CL_WOP_DOWNLOAD || w->op == CL_WOP_LAB
               ? w->bytes
               : 0);
-    if ((w->op == CL_WOP_BARRIER || w->op == CL_WOP_AGREE || w->op == CL_WOP_SPLIT) && p->ntrace)
+    if ((w->op == CL_WOP_BARRIER || w->op == CL_WOP_AGREE || w->op == CL_WOP_SPLIT ||
+         w->op == CL_WOP_LAB) && p->ntrace)
         p->trace[p->ntrace - 1].peer = p->trace[p->ntrace - 1].peer_world = -1;
     a.status = st;
     if (st != CL_OK)

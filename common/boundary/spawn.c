@@ -361,6 +361,30 @@ cl_result cl_student_hello(int backend, int first, int world_size, unsigned flag
     return CL_OK;
 }
 
+cl_result cl_student_region(int fd, void *base, size_t bytes)
+{
+    cl_wire_packet p = {.n = 1, .last = 0};
+    p.rec[0] = (cl_wire){.kind = CL_W_REGION, .addr = (uintptr_t)base, .bytes = bytes};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    memset(&ctl, 0, sizeof ctl);
+    struct iovec iov = {.iov_base = &p, .iov_len = CL_WIRE_PACKET_BYTES(1)};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                         .msg_controllen = sizeof ctl.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    if (S.pid <= 0 || sendmsg(S.sock, &msg, MSG_NOSIGNAL) < 0) {
+        cl_set_error("cannot give the student program its shared region: %s", strerror(errno));
+        return CL_ERR_IO;
+    }
+    return CL_OK;
+}
+
 void cl_student_stop(void)
 {
     if (S.pid > 0) {

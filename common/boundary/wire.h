@@ -35,6 +35,7 @@
 #define CL_WIRE_BATCH 128 /* records per packet */
 
 #define CL_ARENA_BASE ((uintptr_t)0x200000000000ULL)
+#define CL_REGION_BASE ((uintptr_t)0x240000000000ULL) /* the ranks' shared region */
 
 /* A local rank's slot in the arena. */
 #define CL_SLOT_TEXT 4096          /* entry name (CALL), error text (RETURN, RESUME) */
@@ -56,6 +57,8 @@ enum cl_wire_kind {
     CL_W_RETURN,    /* student: the rank's entry returned status (reason in its text slot) */
     CL_W_FAULT,     /* student: the program is dying: aux = signal, addr = fault address,
                        arg = system call number (SIGSYS), rank = the rank that was running */
+    CL_W_REGION,    /* harness: map the region whose descriptor comes with this packet
+                       (SCM_RIGHTS) at addr, bytes long; alone in its packet */
 };
 
 enum cl_wire_backend { CL_WIRE_CPU, CL_WIRE_GPU, CL_WIRE_SIM };
@@ -80,6 +83,8 @@ enum cl_wire_op {
     CL_WOP_REDUCE,    /* addr = inout, addr2 = in, bytes = count, arg = dtype << 8 | op */
     CL_WOP_COPY,      /* addr = dst, addr2 = src, bytes */
     CL_WOP_TIME,      /* answer time: the rank's clock once its device is idle ("gpu") */
+    CL_WOP_LAB,       /* comm, arg = the lab's operation code, bytes <= CL_SLOT_STAGE of
+                         arguments in the stage area, both ways (cl_lab_call) */
     CL_WOP_COUNT
 };
 
@@ -117,7 +122,7 @@ static inline const char *cl_wire_op_name(int op)
     static const char *const names[CL_WOP_COUNT] = {
         "?", "cl_isend", "cl_irecv", "cl_wait", "cl_test", "cl_barrier", "cl_comm_split",
         "cl_comm_free", "cl_agree", "cl_mem_alloc", "cl_mem_free", "cl_mem_upload",
-        "cl_mem_download", "cl_reduce_local", "cl_copy_local", "cl_comm_time"};
+        "cl_mem_download", "cl_reduce_local", "cl_copy_local", "cl_comm_time", "cl_lab_call"};
     return op > 0 && op < CL_WOP_COUNT ? names[op] : "?";
 }
 

@@ -78,6 +78,10 @@ typedef struct cl_lab {
                                                 ends with {0}: adds verify, bench, sweep */
     unsigned permits;         /* CL_PERMIT_* for the student's program */
     size_t arena_bytes;       /* shared memory for the student's program (0: 64 MiB) */
+    /* The lab's own operations, which code it gives the student calls with
+     * cl_lab_call() (student.h): an emulated link, a modelled kernel. args is a
+     * private copy of the argument block; it goes back when this returns CL_OK. */
+    cl_result (*lab_op)(cl_run *run, cl_comm *comm, int code, void *args, size_t bytes);
 } cl_lab;
 
 /* Every lab's plug-in defines it; the harness's main() runs it. */
@@ -151,6 +155,13 @@ void *cl_share(const void *data, size_t n);
  * returned (and ends the mode). */
 cl_result cl_student_run(cl_comm *comm, const char *entry, void *args, size_t bytes,
                          unsigned allow, cl_call_result *res);
+
+/* Memory every rank's student program shares with the others and with the
+ * harness, mapped at the same address everywhere (CL_REGION_BASE), zeroed:
+ * lab09's rings. Every rank of comm calls it once, with the same size; shared
+ * memory between the processes of one node ("cpu", "gpu") or of the one
+ * simulated program ("sim"). */
+cl_result cl_shared_region(cl_comm *comm, size_t bytes, void **base);
 
 /* --- data on any backend (filled and checked from the harness's side) ------------------------ */
 

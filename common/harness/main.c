@@ -242,6 +242,12 @@ const char *cl_opt(const cl_run *run, const char *name)
 /* --- running ----------------------------------------------------------------------------- */
 
 static int root_process = -1; /* 1 in the process that hosts world rank 0 */
+static cl_run *the_run;       /* for the lab's operations (cl_lab.lab_op) */
+
+static cl_result lab_op(cl_comm *comm, int code, void *args, size_t bytes)
+{
+    return the_run->lab->lab_op(the_run, comm, code, args, bytes);
+}
 static int finished;
 
 static void finish(cl_run *run, cl_result rc, const char *why)
@@ -343,6 +349,9 @@ int main(int argc, char **argv)
                           .nlocal = sim && !run.mode->cases ? run.o.nranks : 1};
     /* The student's program starts before MPI or CUDA exist in this process. */
     rc = cl_student_start(&so);
+    the_run = &run;
+    if (run.lab->lab_op)
+        cl_student_set_lab_handler(lab_op);
     if (rc == CL_OK) {
         cl_deadline_start(run.o.deadline);
         cl_launch_opts lo = {.backend = run.o.backend, .nranks = run.o.nranks,

@@ -216,6 +216,20 @@ static cl_result fw_copy(cl_comm *c, void *dst, const void *src, size_t bytes)
     return ask(&w, NULL);
 }
 
+cl_result cl_lab_call(cl_comm *c, int code, void *args, size_t bytes)
+{
+    if (bytes > CL_SLOT_STAGE) {
+        cl_set_error("cl_lab_call: %zu bytes of arguments (at most %d)", bytes, CL_SLOT_STAGE);
+        return CL_ERR_INVALID;
+    }
+    char *stage = CL_SLOT_STAGE_OF(running()->local);
+    memcpy(stage, args, bytes);
+    cl_wire w = {.op = CL_WOP_LAB, .comm = comm_id(c), .arg = code, .bytes = bytes};
+    CL_CHECK(ask(&w, NULL));
+    memcpy(args, stage, bytes);
+    return CL_OK;
+}
+
 static double fw_time(cl_comm *c)
 {
     (void)c;

@@ -14,10 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime.h"
+
+static int passed_fd = -1; /* a descriptor that came with the last packet (CL_W_REGION) */
 
 static struct {
     int nlocal, backend, flags;
@@ -153,7 +156,7 @@ static void start_call(const cl_wire *w)
 
 static void deliver(const cl_wire *w)
 {
-    if (w->rank < 0 || w->rank >= S.nlocal)
+    if (w->kind != CL_W_REGION && (w->rank < 0 || w->rank >= S.nlocal))
         die("commlab student program: a record for an unknown rank\n");
     if (w->kind == CL_W_CALL) {
         start_call(w);
@@ -165,6 +168,13 @@ static void deliver(const cl_wire *w)
         r->time = w->time;
         r->state = ST_RUNNABLE;
         S.runq[S.nrun++] = w->rank;
+    } else if (w->kind == CL_W_REGION) {
+        void *at = mmap((void *)(uintptr_t)w->addr, w->bytes, PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_FIXED_NOREPLACE, passed_fd, 0);
+        if (passed_fd < 0 || at != (void *)(uintptr_t)w->addr)
+            die("commlab student program: cannot map the shared region\n");
+        close(passed_fd);
+        passed_fd = -1;
     } else if (w->kind == CL_W_EXIT) {
         fflush(NULL);
         _exit(0);
@@ -186,9 +196,19 @@ static void run_queue(void)
 
 static int read_packet(cl_wire_packet *p)
 {
-    ssize_t got = read(CL_WIRE_FD, p, sizeof *p);
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    struct iovec iov = {.iov_base = p, .iov_len = sizeof *p};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                         .msg_controllen = sizeof ctl.buf};
+    ssize_t got = recvmsg(CL_WIRE_FD, &msg, 0);
     if (got <= 0)
         return 0; /* the harness closed the socket: it is done with us */
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+        memcpy(&passed_fd, CMSG_DATA(c), sizeof passed_fd);
     if (got < (ssize_t)CL_WIRE_PACKET_BYTES(0) || p->n > CL_WIRE_BATCH ||
         (size_t)got != CL_WIRE_PACKET_BYTES(p->n))
         die("commlab student program: a malformed packet from the harness\n");

@@ -40,6 +40,12 @@ typedef struct cl_student_table {
 /* Defined once by every lab's plug-in, with CL_STUDENT_ENTRIES. */
 extern const cl_student_table cl_student_entries;
 
+/* An operation the lab's harness provides (an emulated link, a modelled
+ * kernel): code and an argument block of at most 64 KiB, which comes back with
+ * what the operation wrote. For code a lab gives the student, never for the
+ * student to call directly; the harness checks, times and records it. */
+cl_result cl_lab_call(cl_comm *c, int code, void *args, size_t bytes);
+
 #define CL_STUDENT_ENTRIES(...)                                                     \
     static const cl_entry cl_entries_[] = {__VA_ARGS__};                           \
     const cl_student_table cl_student_entries = {cl_entries_,                      \
