@@ -112,4 +112,18 @@ void cl_buffers_each(int owner, void (*fn)(const cl_buffer *b, void *arg), void 
             fn(&table[i], arg);
 }
 
+void cl_buffers_release_all(int owner, void (*release)(const cl_buffer *b))
+{
+    size_t w = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (owner < 0 || table[i].owner == owner) {
+            if (release)
+                release(&table[i]);
+        } else {
+            table[w++] = table[i];
+        }
+    }
+    count = w;
+}
+
 size_t cl_buffers_count(void) { return count; }

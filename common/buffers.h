@@ -51,6 +51,10 @@ uintptr_t cl_handles_take(size_t bytes);
  * down: calls fn on each (the table may not change meanwhile). */
 void cl_buffers_each(int owner, void (*fn)(const cl_buffer *b, void *arg), void *arg);
 
+/* Forget every buffer of owner (-1: every buffer), calling release on each
+ * first: a backend's end of a launch. This function can't fail. */
+void cl_buffers_release_all(int owner, void (*release)(const cl_buffer *b));
+
 /* Number of buffers recorded (tests). This function can't fail. */
 size_t cl_buffers_count(void);
 

@@ -46,6 +46,8 @@ void cl_deadline_start(double seconds)
     pthread_attr_destroy(&a);
 }
 
+void cl_deadline_set(double seconds) { at = seconds > 0 ? cl_wtime() + seconds : 0; }
+
 double cl_deadline_left(void) { return at > 0 ? at - cl_wtime() : 1e18; }
 
 double cl_deadline_at(void) { return at; }

@@ -58,21 +58,25 @@ static cl_result ring_reduce_scatter(cl_comm *c, const cl_coll_args *a, const ch
     int p = cl_comm_size(c), r = cl_comm_rank(c);
     size_t es = cl_dtype_size(a->dtype), bmax = a->count / (size_t)p + 1;
     char *part[2] = {tmp, tmp + bmax * es};
-    size_t so, sl, ro, rl;
+    size_t so, sl, ro, rl, mo, ml;
     if (p == 1) {
         BLOCK(r, so, sl);
         return cl_copy_local(c, out, in + so * es, sl * es);
     }
-    /* Step s sends the partial sum of block r-1-s and receives that of block r-2-s. */
+    /* Step s sends the partial sum of block r-1-s and receives that of block r-2-s,
+     * adding this rank's part; the last one received is this rank's block, straight
+     * into out, unless out is this rank's own block of `in` (an in-place call). */
+    BLOCK(r, mo, ml);
+    int in_place = out == in + mo * es;
     for (int s = 0; s < p - 1; s++) {
         BLOCK(r - 1 - s, so, sl);
         BLOCK(r - 2 - s, ro, rl);
         const char *src = s == 0 ? in + so * es : part[(s - 1) % 2];
-        char *dst = s == p - 2 ? out : part[s % 2];
+        char *dst = s == p - 2 && !in_place ? out : part[s % 2];
         CL_CHECK(cl_sendrecv(c, src, sl * es, (r + 1) % p, dst, rl * es, (r - 1 + p) % p));
         CL_CHECK(cl_reduce_local(c, dst, in + ro * es, rl, a->dtype, a->op));
     }
-    return CL_OK;
+    return in_place ? cl_copy_local(c, out, part[(p - 2) % 2], ml * es) : CL_OK;
 }
 
 static cl_result ring_allreduce(cl_comm *c, const cl_coll_args *a)

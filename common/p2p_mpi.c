@@ -346,6 +346,8 @@ cl_result cl_mpi_library(cl_comm *c, cl_coll_kind kind, const cl_coll_args *a)
 
 /* --- launch ----------------------------------------------------------------------------- */
 
+static void release_host(const cl_buffer *b) { cl_host_free((void *)b->base); }
+
 cl_result cl_mpi_launch(const cl_launch_opts *opts, cl_rank_body body, void *arg)
 {
     int initialized = 0;
@@ -371,6 +373,7 @@ cl_result cl_mpi_launch(const cl_launch_opts *opts, cl_rank_body body, void *arg
         cl_report_failure(__FILE__, __LINE__, "rank body", rc);
         MPI_Abort(MPI_COMM_WORLD, cl_exit_status(rc));
     }
+    cl_buffers_release_all(-1, release_host); /* what the rank did not free */
     MPI_Comm_free(&m->comm);
     cl_comm_fini(&m->base);
     free(m);

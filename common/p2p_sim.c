@@ -836,25 +836,10 @@ static cl_result schedule(void)
     }
 }
 
-static void free_buffer(const cl_buffer *b, void *arg)
+static void release_data(const cl_buffer *b)
 {
-    uintptr_t *list = arg;
-    list[list[0] + 1] = b->base;
-    list[0]++;
-}
-
-/* Free every buffer rank w still holds. */
-static void free_all(int w)
-{
-    size_t n = cl_buffers_count();
-    uintptr_t *list = malloc((n + 1) * sizeof *list);
-    if (!list)
-        return;
-    list[0] = 0;
-    cl_buffers_each(w, free_buffer, list);
-    for (uintptr_t i = 0; i < list[0]; i++)
-        sim_mem_free(NULL, (void *)list[i + 1]);
-    free(list);
+    cl_sim_data_free(b->impl);
+    free(b->impl);
 }
 
 cl_result cl_sim_launch(const cl_launch_opts *o, cl_rank_body body, void *arg)
@@ -931,8 +916,8 @@ cl_result cl_sim_launch(const cl_launch_opts *o, cl_rank_body body, void *arg)
             snprintf(reason, sizeof reason, "rank %d: %s", i, w->r[i].err);
             break;
         }
+    cl_buffers_release_all(-1, release_data); /* what the ranks did not free */
     for (int i = 0; w->r && i < n; i++) {
-        free_all(i);
         if (w->r[i].stack)
             munmap(w->r[i].stack, w->stack_bytes);
         free(w->r[i].live);

@@ -122,12 +122,15 @@ static const cl_backend_ops solo_ops = {
     .time = solo_time,
 };
 
+static void release_host(const cl_buffer *b) { cl_host_free((void *)b->base); }
+
 cl_result cl_solo_launch(const cl_launch_opts *opts, cl_rank_body body, void *arg)
 {
     (void)opts;
     cl_comm c;
     cl_comm_init(&c, &solo_ops, 0, 1, 0);
     cl_result rc = body(&c, arg);
+    cl_buffers_release_all(-1, release_host); /* what the rank did not free */
     cl_comm_fini(&c);
     return rc;
 }

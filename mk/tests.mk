@@ -17,6 +17,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBCOMMLAB)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBCOMMLAB) $(CMOCKA_LIBS) $(LDLIBS)
 
+# test_boundary drives a student program of its own, built as the labs' are.
+$(BUILD)/tests/probe-student: tests/unit/student/probe.c $(LIBSTUDENT)
+	$(call say,LINK,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(STUDENT_CC) $(STUDENT_CFLAGS) $(STUDENT_STATIC) $(STUDENT_LDFLAGS) -o $@ $< \
+	    $(LIBSTUDENT) $(STUDENT_LDLIBS)
+$(BUILD)/tests/test_boundary: $(BUILD)/tests/probe-student
+
 unit-test: $(UNIT_BINS)
 	$(Q)$(PYTHON) scripts/run_unit_tests.py $(UNIT_BINS)
 

@@ -2,6 +2,8 @@
 #ifndef COMMLAB_RUN_H
 #define COMMLAB_RUN_H
 
+#include <stdio.h>
+
 #include "harness.h"
 #include "p2p_backend.h"
 
@@ -29,6 +31,12 @@ void cl_report_free(cl_report *r);
  * table's end. Called once, by the process that hosts world rank 0, or by a
  * failing rank (which prints nothing: rank 0's table is the one). */
 cl_result cl_report_finish(cl_run *run, cl_result status, const char *error, int print);
+
+/* Options (options.c): the lab's modes and a collective lab's three, --help,
+ * and parsing into run (CL_ERR_INVALID with a one-line reason). */
+void cl_collect_modes(const cl_lab *lab);
+void cl_usage(const cl_lab *lab, FILE *f);
+cl_result cl_parse_options(cl_run *run, int argc, char **argv, int *help);
 
 /* The modes' runners (cases.c, main.c). */
 cl_result cl_run_cases(cl_run *run, cl_comm *comm);
