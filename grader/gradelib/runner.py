@@ -40,6 +40,7 @@ class Result:
     argv: list = None
     proc_limit: bool = False        # stopped for running more than limits.max_procs processes
     strays: int = 0                 # processes still running after the main one ended
+    jailed: bool = False            # ran in the jail: a death by signal N reads as 128 + N
 
     @property
     def crashed(self):
@@ -190,6 +191,7 @@ class Command:
         self.proc = None
         self.start_time = None
         self.tail = None
+        self.jailed = False
 
     def start(self):
         """Starts the process in a new session. Raises OSError if it cannot be executed."""
@@ -214,7 +216,8 @@ class Command:
             try:
                 self.start_time = time.monotonic()
                 argv = self.argv
-                jailed = self.limits.jail_root and sandbox.jail_available()
+                jailed = bool(self.limits.jail_root and sandbox.jail_available())
+                self.jailed = jailed
                 if jailed:
                     argv = sandbox.jail_argv(argv, self.limits.jail_root, self.workdir,
                                              self.limits.jail_hide, self.limits.jail_writable,
@@ -299,7 +302,8 @@ class Command:
             over_cap = True
         res = Result(rc=rc, stdout=out, stderr=err, command=self.command, elapsed=elapsed,
                      timed_out=timed_out, truncated=t1 or t2, output_limit=over_cap,
-                     argv=self.argv, proc_limit=self.proc_limit, strays=strays)
+                     argv=self.argv, proc_limit=self.proc_limit, strays=strays,
+                     jailed=self.jailed)
         if not timed_out and not over_cap and not self.proc_limit:
             _find_crash(res)
             if res.signal == signal.SIGXFSZ:
@@ -320,6 +324,10 @@ def _find_crash(res):
     """Sets res.signal/rank when the process died on a signal or mpirun reports a rank did."""
     if res.rc is not None and res.rc < 0:
         res.signal = -res.rc
+        res.signal_name = signal_name(res.signal)
+        return
+    if res.jailed and res.rc is not None and 128 < res.rc <= 128 + 64:
+        res.signal = res.rc - 128
         res.signal_name = signal_name(res.signal)
         return
     text = res.stderr + "\n" + res.stdout

@@ -362,10 +362,15 @@ while [ "$1" != "--" ]; do
 done
 shift
 cd "$(pwd -P)"     # the working directory again, now through the new mounts
+set +e
+# This shell is process 1 of the namespace: the command runs as its child (a process 1
+# ignores signals it sends itself), and when the shell exits every process left dies.
 if [ "$uid" != "-" ]; then
-    exec setpriv --reuid="$uid" --regid="$uid" --clear-groups --no-new-privs -- "$@"
+    setpriv --reuid="$uid" --regid="$uid" --clear-groups --no-new-privs -- "$@"
+else
+    "$@"
 fi
-exec "$@"
+exit $?
 """
 
 _JAIL_OK = None
@@ -424,7 +429,8 @@ def hidden_dirs(root, solution=False):
 def jail_argv(argv, root, workdir, hide, writable=(), run_as=None):
     """Returns argv wrapped so that it runs in its own PID namespace with root read-only
     (but workdir and the writable folders writable), the folders in hide replaced by empty
-    ones, and as user run_as when given."""
+    ones, and as user run_as when given. A command killed by signal N exits the jail with
+    status 128 + N (runner.py reads it back as the signal)."""
     rw = [d for d in [workdir, *writable] if d and os.path.isdir(d)]
     return (_unshare_prefix() + ["/bin/sh", "-c", _JAIL_SCRIPT, "commlab-jail", root,
                                  "-" if run_as is None else str(run_as)]
