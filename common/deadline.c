@@ -13,6 +13,7 @@
 
 static double at;
 static char doing[256] = "starting";
+static char waiting[256];
 
 static void *watchdog(void *arg)
 {
@@ -23,8 +24,9 @@ static void *watchdog(void *arg)
             break;
         usleep(left > 1.0 ? 1000000 : (useconds_t)(left * 1e6) + 1);
     }
-    char line[400];
-    int n = snprintf(line, sizeof line, "commlab: deadline reached while %s\n", doing);
+    char line[600];
+    int n = snprintf(line, sizeof line, "commlab: deadline reached while %s%s%s\n", doing,
+                     waiting[0] ? ": " : "", waiting);
     ssize_t w = write(2, line, n > 0 && (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     (void)w;
     _exit(CL_EXIT_TIMEOUT);
@@ -53,3 +55,8 @@ double cl_deadline_left(void) { return at > 0 ? at - cl_wtime() : 1e18; }
 double cl_deadline_at(void) { return at; }
 
 void cl_deadline_doing(const char *what) { snprintf(doing, sizeof doing, "%s", what); }
+
+void cl_deadline_waiting(const char *what)
+{
+    snprintf(waiting, sizeof waiting, "%s", what ? what : "");
+}

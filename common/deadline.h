@@ -26,4 +26,8 @@ double cl_deadline_at(void);
  * lab05_ring_allreduce, waiting for the student's program"). The text is copied. */
 void cl_deadline_doing(const char *what);
 
+/* The wait the process is in now, said after what it is doing ("rank 0's
+ * pingpong() waits in cl_wait, operation 12 of the call"); NULL: none. */
+void cl_deadline_waiting(const char *what);
+
 #endif /* COMMLAB_DEADLINE_H */

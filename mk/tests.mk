@@ -3,6 +3,7 @@
 #   unit-test    cmocka tests of common/ (tests/unit/test_*.c)
 #   grader-test  the grading harness on small fake labs (tests/grader)
 #   lab-test     every lab: reference full marks, skeleton zero, mutants caught (tests/labs)
+#   handout-check every handout against its spec (ids, points table, sections, commands)
 #   exploit-test hostile submissions, 20 graders at once, official mode (tests/exploits)
 #   cluster-test a private Slurm and network namespaces on this machine (tests/cluster)
 #   fuzz, san-test  brief fuzzing of every parser; the suites under ASan/UBSan (CI runs both)
@@ -30,6 +31,11 @@ unit-test: $(UNIT_BINS)
 
 grader-test:
 	$(Q)$(PYTHON) -m unittest discover -s tests/grader -t . $(if $(V),-v)
+
+# Every handout against its spec: check ids, the points table, the sections every
+# handout has, the commands it shows (scripts/handout_check.py).
+handout-check:
+	$(Q)$(PYTHON) scripts/handout_check.py
 
 exploit-test:
 	$(Q)$(PYTHON) -m unittest discover -s tests/exploits -t . $(if $(V),-v)

@@ -4,7 +4,8 @@
 #
 #   scripts/student_release.sh [OUT]        (default OUT: build/student-release)
 #
-# Left out: solutions/ (the references), tests/labs/ (reference and mutant tests),
+# Left out: solutions/ (the references), tests/labs/ and tests/exploits/ (tests built on
+# the references),
 # .ci/, grader/cluster.conf (the site's own settings) and anything listed in
 # .release-exclude (one git pathspec per line). Grader data such as tests/topo/expected/
 # stays: specs read it, and the sandbox hides it from the student's program.
@@ -16,7 +17,7 @@ OUT=${1:-build/student-release}
 [ -e "$OUT" ] && { echo "student_release.sh: $OUT exists; remove it first" >&2; exit 2; }
 command -v git >/dev/null || { echo "student_release.sh: needs git" >&2; exit 2; }
 
-EXCLUDE=(':!solutions' ':!tests/labs' ':!.ci' ':!grader/cluster.conf')
+EXCLUDE=(':!solutions' ':!tests/labs' ':!tests/exploits' ':!.ci' ':!grader/cluster.conf')
 if [ -f .release-exclude ]; then
     while IFS= read -r line; do
         [ -n "$line" ] && [ "${line#\#}" = "$line" ] && EXCLUDE+=(":!$line")

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "buffers.h"
+#include "deadline.h"
 #include "p2p_backend.h"
 #include "session.h"
 
@@ -335,6 +336,14 @@ static cl_result perform(int r, const cl_wire *w)
         cl_set_error("%s: unknown communicator %d", cl_wire_op_name(w->op), w->comm);
         st = CL_ERR_INVALID;
     }
+    int blocks = w->op == CL_WOP_WAIT || w->op == CL_WOP_BARRIER || w->op == CL_WOP_SPLIT ||
+                 w->op == CL_WOP_AGREE;
+    if (st == CL_OK && blocks) { /* for the watchdog, should the wait never end */
+        char what[160];
+        snprintf(what, sizeof what, "rank %d's %s() waits in %s, operation %d of the call",
+                 S.first + r, p->entry ? p->entry : "?", cl_wire_op_name(w->op), p->ntrace + 1);
+        cl_deadline_waiting(what);
+    }
     if (st == CL_OK) {
         switch (w->op) {
         case CL_WOP_WAIT: st = wait_for(p, c, w); break;
@@ -360,6 +369,8 @@ static cl_result perform(int r, const cl_wire *w)
             st = CL_ERR_INVALID;
         }
     }
+    if (blocks)
+        cl_deadline_waiting(NULL);
     if (st == CL_ERR_NOMEM)
         return st;
     trace(p, c, w, w->op == CL_WOP_WAIT || w->op == CL_WOP_TEST ? -1 : w->peer,
@@ -466,6 +477,7 @@ cl_result cl_student_call(cl_comm *comm, const cl_call *call, cl_call_result *re
                      cl_result_str(res->status));
     }
     settle(p, res);
+    p->entry = NULL; /* between calls, a fault is no function's */
     snprintf(res->forbidden, sizeof res->forbidden, "%s", p->forbidden);
     if (call->out && call->out_bytes)
         memcpy(call->out, CL_SLOT_ARGS_OF(r), call->out_bytes);

@@ -38,7 +38,7 @@ static const char *const basic[] = {
     "futex", "clock_gettime", "clock_getres", "gettimeofday", "time",
     "clock_nanosleep", "nanosleep", "sched_yield", "getpid", "getppid", "gettid",
     "exit", "exit_group", "arch_prctl", "set_tid_address", "set_robust_list", "rseq",
-    "getrandom", "execveat", "recvmsg", NULL};
+    "getrandom", "recvmsg", NULL};
 static const char *const threads[] = {"membarrier", "sched_getaffinity", NULL};
 static const char *const affinity[] = {"sched_setaffinity", "sched_getaffinity", "getcpu",
                                        NULL};
@@ -76,6 +76,11 @@ static int build(scmp_filter_ctx f, unsigned permits, pid_t self)
                            SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
     rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1,
                            SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
+    /* The filter is loaded before exec: the one exec it allows is of the program's own
+     * descriptor (CL_SANDBOX_PROGRAM_FD, closed on exec), never of a path. */
+    rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(execveat), 2,
+                           SCMP_A0(SCMP_CMP_EQ, CL_SANDBOX_PROGRAM_FD),
+                           SCMP_A4(SCMP_CMP_EQ, AT_EMPTY_PATH));
     /* fstatat on a descriptor (what fstat() is in glibc), not on a path. */
     rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 1,
                            SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));

@@ -2,6 +2,9 @@
 #ifndef COMMLAB_SANDBOX_H
 #define COMMLAB_SANDBOX_H
 
+/* The descriptor the child execs the student's program from (execveat). */
+#define CL_SANDBOX_PROGRAM_FD 5
+
 /* In the child, between fork and exec: give up root for the user "nobody"
  * (when running as root), forbid new privileges, die with the parent, and load
  * the system-call filter for `permits` (CL_PERMIT_*). A call outside the filter

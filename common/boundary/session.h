@@ -42,6 +42,7 @@ typedef struct session {
     int sock;
     int nlocal, first, world_size, backend;
     unsigned flags;
+    int ready;          /* the program's main() answered the hello */
     proxy_rank *ranks;
     cl_wire *out;       /* records to send */
     int nout, capout;

@@ -44,7 +44,7 @@ static int is_dynamic(int fd)
     return 0;
 }
 
-/* The child: descriptors 0-5, limits, the sandbox, exec. Never returns. */
+/* The child: descriptors 0 to CL_SANDBOX_PROGRAM_FD, limits, the sandbox, exec. */
 static void child(int sock, int arena, int prog, unsigned permits, pid_t parent)
 {
     char why[256];
@@ -55,12 +55,12 @@ static void child(int sock, int arena, int prog, unsigned permits, pid_t parent)
     int devnull = open("/dev/null", O_RDONLY);
     if (sock < 0 || arena < 0 || prog < 0 || devnull < 0 || dup2(devnull, 0) < 0 ||
         dup2(sock, CL_WIRE_FD) < 0 ||
-        dup2(arena, CL_WIRE_ARENA_FD) < 0 || dup2(prog, 5) < 0) {
+        dup2(arena, CL_WIRE_ARENA_FD) < 0 || dup2(prog, CL_SANDBOX_PROGRAM_FD) < 0) {
         dprintf(2, "commlab: cannot set up the student program's descriptors\n");
         _exit(126);
     }
-    fcntl(5, F_SETFD, FD_CLOEXEC);
-    close_range(6, ~0U, 0);
+    fcntl(CL_SANDBOX_PROGRAM_FD, F_SETFD, FD_CLOEXEC);
+    close_range(CL_SANDBOX_PROGRAM_FD + 1, ~0U, 0);
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none);
     const char *san = getenv("COMMLAB_SANITIZE");
@@ -85,7 +85,7 @@ static void child(int sock, int arena, int prog, unsigned permits, pid_t parent)
         }
     }
     envp[n] = NULL;
-    execveat(5, "", argv, envp, AT_EMPTY_PATH);
+    execveat(CL_SANDBOX_PROGRAM_FD, "", argv, envp, AT_EMPTY_PATH);
     dprintf(2, "commlab: cannot run the student program: %s\n", strerror(errno));
     _exit(127);
 }
@@ -167,6 +167,8 @@ cl_result cl_session_queue(const cl_wire *w)
     return CL_OK;
 }
 
+static const char *ending(void);
+
 cl_result cl_session_flush(void)
 {
     static cl_wire_packet p;
@@ -178,8 +180,7 @@ cl_result cl_session_flush(void)
         memcpy(p.rec, S.out + sent, (size_t)k * sizeof *p.rec);
         ssize_t want = (ssize_t)CL_WIRE_PACKET_BYTES(k);
         if (send(S.sock, &p, (size_t)want, MSG_NOSIGNAL) != want)
-            return cl_session_die(CL_ERR_CRASHED, "the student program is gone (%s)",
-                                  strerror(errno));
+            return cl_session_die(CL_ERR_CRASHED, "the student program %s", ending());
         sent += k;
     } while (sent < S.nout);
     S.nout = 0;
@@ -189,7 +190,9 @@ cl_result cl_session_flush(void)
 /* How the program ended, once it has: "exited with status 3", "killed by SIGSEGV". */
 static const char *ending(void)
 {
-    static char text[96];
+    static char text[200];
+    if (S.pid <= 0)
+        return text[0] ? text : "ended";
     int status = 0;
     pid_t got = 0;
     for (int i = 0; i < 100 && got == 0; i++) { /* a dying program takes a moment */
@@ -200,8 +203,18 @@ static const char *ending(void)
     if (got != S.pid)
         return "stopped answering";
     S.pid = -S.pid; /* reaped */
-    if (WIFSIGNALED(status))
+    const char *inside = NULL; /* the function it was running, if any */
+    for (int r = 0; r < S.nlocal && S.ranks && !inside; r++)
+        inside = S.ranks[r].entry;
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+        snprintf(text, sizeof text, "was stopped for a system call this lab does not allow%s "
+                 "(see docs/integrity.md)", S.ready ? "" : ", before its main() ran (a "
+                 "constructor?)");
+    else if (WIFSIGNALED(status))
         snprintf(text, sizeof text, "was killed by %s", strsignal(WTERMSIG(status)));
+    else if (inside)
+        snprintf(text, sizeof text, "exited (status %d) inside %s(): your functions must "
+                 "return, never exit", WEXITSTATUS(status), inside);
     else
         snprintf(text, sizeof text, "exited with status %d", WEXITSTATUS(status));
     return text;
@@ -356,6 +369,7 @@ cl_result cl_student_hello(int backend, int first, int world_size, unsigned flag
     int last = 0;
     while (!last)
         CL_CHECK(cl_session_receive(&last));
+    S.ready = 1;
     if (backend == CL_WIRE_SIM)
         cl_sim_set_idle(exchange);
     return CL_OK;

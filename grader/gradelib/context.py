@@ -16,7 +16,8 @@ from .verdicts import CheckCrashed, CheckFailed, CheckSkipped, CheckTimeout
 # Exit statuses of a lab's program (common/result.h) beside 0, 1 and 2.
 EXIT_TIMEOUT = 3          # the deadline passed
 EXIT_UNSUPPORTED = 4      # the backend cannot run here (no GPU backend in this build, ...)
-DEADLINE_MARGIN = 3.0     # seconds the program's own deadline keeps from the check's limit
+DEADLINE_MARGIN = 5.0     # seconds the program's deadline keeps from the check's limit: the
+                          # watchdog's grace (2 s) and mpirun's start and end
 
 
 
@@ -179,8 +180,13 @@ class Context:
             if res.rc == EXIT_UNSUPPORTED:
                 raise CheckSkipped(res.stderr_tail(1) or "the backend cannot run here")
             if res.rc == EXIT_TIMEOUT:
-                raise CheckTimeout("the program ran out of time", expected="it finishes",
-                                   found=res.stderr_tail(3), command=res.command)
+                # the watchdog's last words name the rank and the wait it was in
+                said = [ln.split("commlab: ", 1)[1] for ln in (res.stderr + res.stdout).splitlines()
+                        if "commlab: deadline reached" in ln]
+                raise CheckTimeout("your code did not finish before the deadline",
+                                   expected="it finishes in time",
+                                   found="\n    ".join(said[:4]) or res.stderr_tail(3),
+                                   command=res.command)
             self.require_ok(res)
             raise CheckFailed("the program wrote no results", expected=os.path.basename(out),
                               found="no file", command=res.command, details=_tail_block(res))

@@ -134,7 +134,7 @@ class Engine:
             return out
         if self.integrity:
             out.verdict = FAIL
-            out.message = ("not run: your file breaks the rules every lab shares:\n  "
+            out.message = ("not run: your file makes calls no student program may make (docs/integrity.md):\n  "
                            + "\n  ".join(self.integrity))
             return out
         gate = self._gate(chk)
