@@ -3,6 +3,7 @@ source files taken from their copy (./grade LAB --official STUDENT_DIR)."""
 
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 
@@ -31,6 +32,17 @@ def course_files(root):
     return out
 
 
+def _closed_ancestor(path):
+    """The first folder above path that other users may not traverse, or None."""
+    path = os.path.dirname(os.path.abspath(path))
+    while True:
+        if not os.stat(path).st_mode & stat.S_IXOTH:
+            return path
+        if path == os.path.dirname(path):
+            return None
+        path = os.path.dirname(path)
+
+
 def prepare(root, lab, student_dir):
     """Returns a new temporary tree: the course files of root, then lab.student_files read
     from student_dir (regular files only, each at most 1 MiB). The caller removes it."""
@@ -38,6 +50,15 @@ def prepare(root, lab, student_dir):
     tmp = tempfile.mkdtemp(prefix=f"commlab-official-{lab.name}-")
     tree = os.path.join(tmp, "course")
     try:
+        if os.geteuid() == 0:
+            # the student's commands run as another user, who must reach the tree
+            os.chmod(tmp, 0o711)
+            closed = _closed_ancestor(tmp)
+            if closed:
+                raise OfficialError(f"official grading runs the student's code as another "
+                                    f"user, who cannot enter {closed} (mode "
+                                    f"{os.stat(closed).st_mode & 0o777:o}): set TMPDIR to a "
+                                    f"folder others may traverse")
         for rel in course_files(root):
             src = os.path.join(root, rel)
             if not os.path.isfile(src) or os.path.islink(src):
