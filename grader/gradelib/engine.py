@@ -100,11 +100,12 @@ class Engine:
         if not self.opt.build:
             _, program = buildmod.plan(self.opt.root, self.lab.name, self.lab.program,
                                        self.opt.solution, self.opt.source,
-                                       os.path.join(self.report_dir, "_build"))
+                                       os.path.join(self.report_dir, "_build"),
+                                       self.opt.official)
             return buildmod.Build(True, program, "(build skipped)")
         argv, _ = buildmod.plan(self.opt.root, self.lab.name, self.lab.program,
                                 self.opt.solution, self.opt.source,
-                                os.path.join(self.report_dir, "_build"))
+                                os.path.join(self.report_dir, "_build"), self.opt.official)
         stream.write(f"building {self.lab.name}: {runner.repro_line(argv, self.opt.root)}\n")
         stream.flush()
         ticket = admission.Ticket(1, False, f"build {self.lab.name}")
