@@ -114,7 +114,7 @@ static cl_result sync_event(const nccl_comm *g, cudaEvent_t ev, const char *what
             return cl_cuda_result(e);
         }
         ncclResult_t async = ncclSuccess;
-        if (g && g->nccl)
+        if (g && g->nccl && spins % 64 == 0)
             CL_NCCL_CHECK(ncclCommGetAsyncError(g->nccl, &async));
         if (async != ncclSuccess && async != ncclInProgress) {
             const char *why = ncclGetLastError(g->nccl);
@@ -478,12 +478,25 @@ static cl_result nccl_copy_local(cl_comm *c, void *dst, const void *src, size_t 
     const char *a = ds, *b = dd;
     if (a < b + bytes && b < a + bytes) {
         void *tmp = NULL;
-        CL_CUDA_CHECK(cudaMallocAsync(&tmp, bytes, R.local));
+        /* A stream-ordered temporary; where memory pools are missing, a plain one. */
+        int pooled = cudaMallocAsync(&tmp, bytes, R.local) == cudaSuccess;
+        if (!pooled) {
+            cudaGetLastError(); /* clear the failed attempt */
+            CL_CUDA_CHECK(cudaMalloc(&tmp, bytes));
+        }
         cudaError_t e = cudaMemcpyAsync(tmp, ds, bytes, cudaMemcpyDeviceToDevice, R.local);
         if (e == cudaSuccess)
             e = cudaMemcpyAsync(dd, tmp, bytes, cudaMemcpyDeviceToDevice, R.local);
-        cudaError_t f = cudaFreeAsync(tmp, R.local);
-        CL_CUDA_CHECK(e != cudaSuccess ? e : f);
+        if (pooled) {
+            cudaError_t f = cudaFreeAsync(tmp, R.local);
+            CL_CUDA_CHECK(e != cudaSuccess ? e : f);
+            return local_done("cl_copy_local");
+        }
+        cl_result rc = e == cudaSuccess ? local_done("cl_copy_local") : cl_cuda_result(e);
+        if (e != cudaSuccess)
+            cl_set_error("cl_copy_local: %s", cudaGetErrorName(e));
+        cudaFree(tmp);
+        return rc;
     } else {
         CL_CUDA_CHECK(cudaMemcpyAsync(dd, ds, bytes, cudaMemcpyDeviceToDevice, R.local));
     }

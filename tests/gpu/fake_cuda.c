@@ -257,6 +257,8 @@ cudaError_t cudaEventQuery(cudaEvent_t e)
     return e->s->head >= e->seq ? cudaSuccess : cudaErrorNotReady;
 }
 
+cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+
 cudaError_t cudaMalloc(void **p, size_t n)
 {
     *p = malloc(n ? n : 1);
