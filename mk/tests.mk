@@ -87,7 +87,7 @@ gpu-smoke: $(GPU_SMOKE)
 # GPU readiness here: what must skip cleanly without a GPU does, and the backend
 # runs, one rank, over a host stand-in for CUDA and NCCL (tests/gpu).
 gpu-test: $(GPU_SMOKE) cli solution-lab05
-	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)-fake GPU_FAKE=1 gpu-smoke solution-lab05
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)-fake GPU_FAKE=1 cli gpu-smoke solution-lab05
 	$(Q)COMMLAB_FAKE_BUILD=$(BUILD)-fake $(PYTHON) -m unittest discover -s tests/gpu -t . \
 	    $(if $(V),-v)
 

@@ -741,10 +741,10 @@ static cl_result init_nccl(nccl_comm *g)
     return CL_OK;
 }
 
-static void close_world(nccl_comm *g, int abort)
+static void close_world(nccl_comm *g)
 {
     if (g->nccl) {
-        if (abort || sync_stream(g, R.net, "closing") != CL_OK)
+        if (sync_stream(g, R.net, "closing") != CL_OK)
             ncclCommAbort(g->nccl);
         else
             ncclCommDestroy(g->nccl);
@@ -796,12 +796,14 @@ cl_result cl_nccl_launch(const cl_launch_opts *opts, cl_rank_body body, void *ar
     }
     /* A rank that failed after the agreement ends the job: its peers may wait
      * for it inside NCCL, where only the launcher can stop them. */
-    int abort = rc != CL_OK && size > 1 && started;
-    if (abort)
+    if (rc != CL_OK && size > 1 && started) {
+        /* Nothing collective from here on: a peer may never come. */
         cl_report_failure(__FILE__, __LINE__, "this rank", rc);
-    close_world(g, abort);
-    if (abort)
+        if (g->nccl)
+            ncclCommAbort(g->nccl);
         cl_boot_abort(cl_exit_status(rc));
+    }
+    close_world(g);
     cl_boot_finish();
     return rc;
 }

@@ -19,7 +19,21 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BUILD = os.path.join(REPO, "build")
 FAKE = os.path.join(REPO, os.environ.get("COMMLAB_FAKE_BUILD", "build-fake"))
 FAKE_BIN = os.path.join(REPO, "tests", "gpu", "bin")       # a one-GPU nvidia-smi
-HAVE_CUDA_BUILD = os.path.isfile(os.path.join(FAKE, "tests", "gpu_smoke"))
+
+
+def _fake_has_gpu_backend():
+    """True when the stand-in build exists and has the gpu backend (nvcc was found)."""
+    doctor = os.path.join(FAKE, "bin", "commlab")
+    if not os.path.isfile(doctor):
+        return False
+    res = subprocess.run([doctor, "doctor", "--json"], capture_output=True, text=True)
+    try:
+        return json.loads(res.stdout)["build"]["gpu"]
+    except (ValueError, KeyError):
+        return False
+
+
+HAVE_CUDA_BUILD = _fake_has_gpu_backend()
 
 
 def run(argv, env=None, timeout=120):
