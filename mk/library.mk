@@ -5,10 +5,22 @@
 #                                   interface's front end and the small pure helpers
 
 STUDENT_ONLY := $(wildcard common/student/*.c)
-LIB_SRCS := $(wildcard common/*.c common/sim/*.c common/boundary/*.c common/harness/*.c)
+LIB_SRCS := $(filter-out common/p2p_mpi.c common/p2p_mpi_none.c,\
+              $(wildcard common/*.c common/sim/*.c common/boundary/*.c common/harness/*.c))
+ifeq ($(HAVE_MPI),1)
+LIB_SRCS += common/p2p_mpi.c
+GPU_BOOT := common/gpu/boot_mpi.c
+else
+LIB_SRCS += common/p2p_mpi_none.c
+GPU_BOOT := common/gpu/boot_solo.c
+endif
 ifeq ($(HAVE_CUDA),1)
-LIB_SRCS += common/gpu/p2p_nccl.c
+LIB_SRCS += common/gpu/p2p_nccl.c $(GPU_BOOT)
 LIB_CUS  := common/gpu/reduce_kernels.cu
+ifeq ($(GPU_FAKE),1)
+LIB_SRCS += tests/gpu/fake_cuda.c
+LIB_CUS  :=
+endif
 else
 LIB_SRCS += common/gpu/p2p_nccl_none.c
 LIB_CUS  :=

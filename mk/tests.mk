@@ -5,6 +5,7 @@
 #   lab-test     every lab: reference full marks, skeleton zero, mutants caught (tests/labs)
 #   handout-check every handout against its spec (ids, points table, sections, commands)
 #   exploit-test hostile submissions, 20 graders at once, official mode (tests/exploits)
+#   gpu-test     the GPU paths skip cleanly here; the smoke program (gpu-smoke) runs
 #   cluster-test a private Slurm and network namespaces on this machine (tests/cluster)
 #   fuzz, san-test  brief fuzzing of every parser; the suites under ASan/UBSan (CI runs both)
 
@@ -69,6 +70,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory check-skeletons
 	$(Q)$(MAKE) --no-print-directory unit-test
 	$(Q)$(MAKE) --no-print-directory same-algo-test
+	$(Q)$(MAKE) --no-print-directory gpu-test
 	$(Q)$(MAKE) --no-print-directory grader-test
 	$(Q)$(MAKE) --no-print-directory lab-test
 	$(Q)$(MAKE) --no-print-directory exploit-test
@@ -86,6 +88,22 @@ $(BUILD)/tests/same_algo: tests/sim/same_algo.c $(LIBCOMMLAB)
 
 same-algo-test: $(BUILD)/tests/same_algo
 	$(Q)$(PYTHON) scripts/same_algo_test.py $(BUILD)/tests/same_algo
+
+# The gpu backend's smoke test: every entry point on one rank (skips without a GPU).
+GPU_SMOKE := $(BUILD)/tests/gpu_smoke
+$(GPU_SMOKE): tests/gpu/smoke.c $(LIBCOMMLAB)
+	$(call say,CC,$<)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBCOMMLAB) $(LDLIBS)
+
+gpu-smoke: $(GPU_SMOKE)
+
+# GPU readiness here: what must skip cleanly without a GPU does, and the backend
+# runs, one rank, over a host stand-in for CUDA and NCCL (tests/gpu).
+gpu-test: $(GPU_SMOKE) cli solution-lab05
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)-fake GPU_FAKE=1 cli gpu-smoke solution-lab05
+	$(Q)COMMLAB_FAKE_BUILD=$(BUILD)-fake $(PYTHON) -m unittest discover -s tests/gpu -t . \
+	    $(if $(V),-v)
 
 # Simulator scale benchmark (not a test: it reports times, nothing asserts them).
 $(BUILD)/bench/sim_scale: bench/sim_scale.c $(LIBCOMMLAB)

@@ -23,15 +23,30 @@ class Build:
     output: str = ""          # everything make printed (kept in build/grade/<lab>/build.log)
 
 
-def plan(root, lab, program, solution=False, source=None, out_dir=None):
+BUILD_DIR_ENV = "COMMLAB_GRADE_BUILD"     # another build folder (e.g. one made with MPI=no)
+
+
+def build_dir(official=False):
+    """The build folder, relative to the root: $COMMLAB_GRADE_BUILD (not in official
+    grading), else build-san with sanitizers, else build."""
+    custom = os.environ.get(BUILD_DIR_ENV, "").strip().strip("/")
+    if custom and not official and "/" not in custom and custom not in (".", ".."):
+        return custom
+    return "build-san" if sanitizers() else "build"
+
+
+def plan(root, lab, program, solution=False, source=None, out_dir=None, official=False):
     """Returns (make argv, binary path) for the build mode.
 
     Default: make -s <lab> -> build/labs/<lab>/<program>; solution: make -s solution-<lab>
     -> build/solutions/<lab>/<program>; source DIR: make -s <lab> STUDENT_DIR=DIR
-    LAB_OUT=<out_dir> -> <out_dir>/<program>.
+    LAB_OUT=<out_dir> -> <out_dir>/<program>. Another build folder (build_dir()) is
+    passed to make as BUILD=.
     """
     san = ["SAN=1"] if sanitizers() else []
-    bdir = "build-san" if san else "build"
+    bdir = build_dir(official)
+    if bdir not in ("build", "build-san"):
+        san.append(f"BUILD={bdir}")
     if source:
         argv = ["make", "-s", lab, f"STUDENT_DIR={os.path.abspath(source)}",
                 f"LAB_OUT={out_dir}"] + san
@@ -67,14 +82,14 @@ def build(root, lab, program, workdir, solution=False, source=None, echo=None, o
     """Runs the build, jailed like the checks (sandbox.build_limits), and returns a Build;
     never raises for a failed build."""
     out_dir = os.path.join(workdir, "_build") if source else None
-    argv, binary = plan(root, lab, program, solution, source, out_dir)
+    argv, binary = plan(root, lab, program, solution, source, out_dir, official)
     command = runner.repro_line(argv, root)
     if shutil.which("make") is None:
         return Build(False, binary, command, "make not found on PATH")
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
     os.makedirs(workdir, exist_ok=True)
-    bdir = os.path.join(root, "build-san" if sanitizers() else "build")
+    bdir = os.path.join(root, build_dir(official))
     os.makedirs(bdir, exist_ok=True)
     limits = sandbox.build_limits(root, solution, official, [bdir])
     res = runner.run(argv, cwd=root, workdir=workdir, timeout=BUILD_TIMEOUT, root=root,

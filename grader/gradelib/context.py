@@ -240,6 +240,10 @@ class Context:
             raise CheckCrashed(f"{who} was killed by signal {res.signal} ({res.signal_name})",
                                expected="normal exit", found=f"signal {res.signal}",
                                command=res.command, details=_tail_block(res))
+        if res.rc == EXIT_UNSUPPORTED and self.program in (res.argv or ()):
+            # The lab's own program says this machine or build cannot run it (no GPU
+            # backend, no GPU): a skip, never a failure. Other commands' 4 is theirs.
+            raise CheckSkipped(res.stderr_tail(1) or "the backend cannot run here")
         if res.rc != 0:
             raise CheckFailed(f"command exited with status {res.rc}", expected="exit status 0",
                               found=f"exit status {res.rc}", command=res.command,

@@ -100,11 +100,12 @@ class Engine:
         if not self.opt.build:
             _, program = buildmod.plan(self.opt.root, self.lab.name, self.lab.program,
                                        self.opt.solution, self.opt.source,
-                                       os.path.join(self.report_dir, "_build"))
+                                       os.path.join(self.report_dir, "_build"),
+                                       self.opt.official)
             return buildmod.Build(True, program, "(build skipped)")
         argv, _ = buildmod.plan(self.opt.root, self.lab.name, self.lab.program,
                                 self.opt.solution, self.opt.source,
-                                os.path.join(self.report_dir, "_build"))
+                                os.path.join(self.report_dir, "_build"), self.opt.official)
         stream.write(f"building {self.lab.name}: {runner.repro_line(argv, self.opt.root)}\n")
         stream.flush()
         ticket = admission.Ticket(1, False, f"build {self.lab.name}")
@@ -131,6 +132,7 @@ class Engine:
         reason = self._skip_reason(chk)
         if reason:
             out.verdict, out.message = SKIP, "skipped: " + reason
+            out.backend_missing = reason.startswith(f"{chk.backend} backend not available")
             return out
         if self.integrity:
             out.verdict = FAIL
@@ -160,6 +162,11 @@ class Engine:
         """Returns (verdict, message) when a parent or correctness check blocks chk."""
         if chk.parent is not None:
             p = self.outcomes[chk.parent]
+            if p.skipped and p.backend_missing and p.check.backend != chk.backend:
+                # A gate of another backend that this machine lacks (a build check on the
+                # cpu backend, on a GPU machine without MPI) neither passes nor fails here:
+                # it does not stop a check whose own backend is present. Its value is None.
+                return None
             if p.skipped:
                 return SKIP, f"skipped: parent {p.check.id} was skipped ({_strip(p.message)})"
             if not p.passed:

@@ -413,8 +413,10 @@ def hidden_dirs(root, solution=False):
     their build, the grader, the repository history and every tests/**/expected folder."""
     names = [".git", "grader"]
     if not solution:
-        names += ["solutions", "build/solutions", "build/obj/student-side/solutions",
-                  "build-san/solutions", "build-san/obj/student-side/solutions"]
+        names += ["solutions"]
+        custom = os.environ.get("COMMLAB_GRADE_BUILD", "").strip().strip("/")
+        for b in {"build", "build-san", custom} - {"", ".", ".."}:
+            names += [f"{b}/solutions", f"{b}/obj/student-side/solutions"]
     dirs = [os.path.join(root, n) for n in names]
     tests = os.path.join(root, "tests")
     for dirpath, dirnames, _ in os.walk(tests):

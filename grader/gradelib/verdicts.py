@@ -83,6 +83,7 @@ class Outcome:
     value: object = None               # the check function's return value (for children)
     commands: list = field(default_factory=list)    # repro lines of the commands it ran
     log_lines: list = field(default_factory=list)
+    backend_missing: bool = False      # skipped because its backend is absent from the machine
 
     @property
     def max_score(self):

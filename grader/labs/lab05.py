@@ -99,6 +99,23 @@ def sim_perf(ctx, _):
 
 # --- gpu ------------------------------------------------------------------------------
 
+@lab.check("gpu.one", "Collectives and ncclAllReduce on one GPU (one process, no launcher)",
+           points=0, backend="gpu", needs={"gpus": 1}, timeout=150)
+def gpu_one(ctx):
+    """One GPU is enough to run the whole gpu path: device buffers behind handles, the
+    harness's uploads and checks, the student's program, and NCCL's AllReduce."""
+    res = {1: ctx.run_lab("verify", backend="gpu", timeout=80)}
+    for name in COLLECTIVES:
+        verify_collective(res, name)
+    data = ctx.run_lab("bench", ["--coll", "allreduce", "--bytes", "64M", "--repeats", "3"],
+                       backend="gpu", timeout=60)
+    row = bench_row(data)
+    # One rank moves nothing between GPUs (busbw is 0 by nccl-tests' formula): the times
+    # say that the student's copy and ncclAllReduce ran, and how long each took.
+    ctx.metric("time_us", _median(row["time"]))
+    ctx.metric("nccl_time_us", _median(row["base_time"]))
+
+
 @lab.check("gpu.verify", "Collectives verified on 2 GPUs with NCCL send/recv", points=10,
            backend="gpu", needs={"gpus": 2}, timeout=120)
 def gpu_verify(ctx):
