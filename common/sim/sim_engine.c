@@ -39,7 +39,7 @@ int cl_sim_engine_add(cl_sim_engine *e, const int *path, int len, double bytes, 
     return e->nf++;
 }
 
-/* Recompute rates of the transmitting flows. */
+/* Recompute rates of the transmitting flows (buffers kept between solves). */
 static cl_result solve(cl_sim_engine *e)
 {
     int n = 0, plen = 0;
@@ -50,39 +50,47 @@ static cl_result solve(cl_sim_engine *e)
             plen += f->path_len;
         }
     }
-    int *off = malloc(((size_t)n + 1) * sizeof *off);
-    int *path = malloc(((size_t)plen + 1) * sizeof *path);
-    double *cap = malloc(((size_t)n + 1) * sizeof *cap);
-    double *rate = malloc(((size_t)n + 1) * sizeof *rate);
-    cl_result rc = CL_ERR_NOMEM;
-    if (off && path && cap && rate) {
-        int j = 0;
-        off[0] = 0;
-        for (int i = 0; i < e->nlive; i++) {
-            cl_sim_flow *f = &e->f[e->live[i]];
-            if (f->state != CL_SIM_FLOW_ACTIVE)
-                continue;
-            memcpy(path + off[j], e->pool + f->path_off, (size_t)f->path_len * sizeof *path);
-            cap[j] = f->cap;
-            off[j + 1] = off[j] + f->path_len;
-            j++;
-        }
-        rc = cl_sim_maxmin(e->g->nl, e->bw, n, off, path, cap, rate);
-        if (rc == CL_OK) {
-            j = 0;
-            for (int i = 0; i < e->nlive; i++) {
-                cl_sim_flow *f = &e->f[e->live[i]];
-                if (f->state == CL_SIM_FLOW_ACTIVE)
-                    f->rate = rate[j++];
-            }
-            e->dirty = 0;
-        }
+    if (n + 1 > e->cap_s) {
+        int c = e->cap_s * 2 > n + 1 ? e->cap_s * 2 : n + 64;
+        int *o = realloc(e->s_off, (size_t)c * sizeof *o);
+        if (o)
+            e->s_off = o;
+        double *k = o ? realloc(e->s_cap, (size_t)c * sizeof *k) : NULL;
+        if (k)
+            e->s_cap = k;
+        double *r = k ? realloc(e->s_rate, (size_t)c * sizeof *r) : NULL;
+        if (!r)
+            return CL_ERR_NOMEM;
+        e->s_rate = r;
+        e->cap_s = c;
     }
-    free(off);
-    free(path);
-    free(cap);
-    free(rate);
-    return rc;
+    if (cl_sim_grow((void **)&e->s_path, &e->cap_sp, plen + 1, sizeof *e->s_path))
+        return CL_ERR_NOMEM;
+    int j = 0;
+    e->s_off[0] = 0;
+    for (int i = 0; i < e->nlive; i++) {
+        cl_sim_flow *f = &e->f[e->live[i]];
+        if (f->state != CL_SIM_FLOW_ACTIVE)
+            continue;
+        memcpy(e->s_path + e->s_off[j], e->pool + f->path_off,
+               (size_t)f->path_len * sizeof *e->s_path);
+        e->s_cap[j] = f->cap;
+        e->s_off[j + 1] = e->s_off[j] + f->path_len;
+        j++;
+    }
+    cl_result rc = cl_sim_maxmin_ws_solve(&e->ws, e->g->nl, e->bw, n, e->s_off, e->s_path,
+                                          e->s_cap, e->s_rate);
+    if (rc != CL_OK)
+        return rc;
+    j = 0;
+    for (int i = 0; i < e->nlive; i++) {
+        cl_sim_flow *f = &e->f[e->live[i]];
+        if (f->state == CL_SIM_FLOW_ACTIVE)
+            f->rate = e->s_rate[j++];
+    }
+    e->dirty = 0;
+    e->solves++;
+    return CL_OK;
 }
 
 /* Time at which flow f next changes state. */
@@ -166,13 +174,21 @@ int cl_sim_engine_step(cl_sim_engine *e, double t_limit, int *done, int max_done
 
 cl_result cl_sim_engine_run(cl_sim_engine *e)
 {
-    int buf[256];
+    /* Retire every flow that completes at an event at once: one re-solve per
+     * distinct completion time, however many flows end there. */
+    int *buf = malloc(((size_t)e->nlive + 1) * sizeof *buf);
+    if (!buf)
+        return CL_ERR_NOMEM;
+    cl_result rc = CL_OK;
     while (e->nlive > 0) {
-        int n = cl_sim_engine_step(e, INFINITY, buf, 256);
-        if (n < 0)
-            return e->nlive ? CL_ERR_BACKEND : CL_OK;
+        int n = cl_sim_engine_step(e, INFINITY, buf, e->nlive);
+        if (n < 0) {
+            rc = e->nlive ? CL_ERR_BACKEND : CL_OK;
+            break;
+        }
     }
-    return CL_OK;
+    free(buf);
+    return rc;
 }
 
 void cl_sim_engine_clear(cl_sim_engine *e)
@@ -189,5 +205,10 @@ void cl_sim_engine_free(cl_sim_engine *e)
     free(e->pool);
     free(e->live);
     free(e->bw);
+    free(e->s_off);
+    free(e->s_cap);
+    free(e->s_rate);
+    free(e->s_path);
+    cl_sim_maxmin_ws_free(&e->ws);
     memset(e, 0, sizeof *e);
 }

@@ -15,6 +15,7 @@
 
 #include "result.h"
 #include "sim_graph.h"
+#include "sim_maxmin.h"
 
 typedef struct cl_sim_flow {
     int path_off, path_len;  /* into the engine's path pool */
@@ -40,6 +41,12 @@ typedef struct cl_sim_engine {
     int dirty;               /* rates must be recomputed */
     double *bw;              /* link capacities (scaled copy of the graph's) */
     long events;             /* completions so far */
+    long solves;             /* max-min re-solves so far */
+    /* solver input and workspace, kept between solves */
+    int *s_off, *s_path;
+    double *s_cap, *s_rate;
+    int cap_s, cap_sp;
+    cl_sim_maxmin_ws ws;
 } cl_sim_engine;
 
 /* Start an engine at time 0 over graph g; bw_scale multiplies every link's
