@@ -82,6 +82,38 @@ static unsigned hash4(unsigned seed, unsigned a, unsigned b, unsigned c, unsigne
     return h;
 }
 
+/* D-mod-K going down, among parallel cables from v to one lower switch w: the
+ * cable that destination d's own up route leaves w by, reversed. Every switch
+ * then sends each destination down one cable of its own, as the up routes of
+ * the destinations spread them (Zahavi 2010: routes toward d form a tree);
+ * the destination index alone, divided by the widths below, would pick one
+ * cable for every destination under w. */
+static int dmodk_down(const cl_sim_machine *m, int v, const int *cand, int nc, long d,
+                      const long *lvl_div)
+{
+    const cl_sim_graph *g = &m->g;
+    int w = g->l[cand[0]].dst;
+    for (int i = 1; i < nc; i++)
+        if (g->l[cand[i]].dst != w)
+            return (int)(d % nc); /* candidates lead to different switches */
+    int up[1024], nup = 0, lw = g->vlevel[w];
+    for (int k = g->adj_off[w]; k < g->adj_off[w + 1] && nup < 1024; k++) {
+        int l = g->adj[k], x = g->l[l].dst;
+        if (is_switch(g, x) && g->vlevel[x] > lw)
+            up[nup++] = l;
+    }
+    long div = lw >= 0 && lw < 8 ? lvl_div[lw] : 1;
+    if (nup == 0)
+        return (int)(d % nc);
+    int j = (int)((d / div) % nup);
+    if (g->l[up[j]].dst != v)
+        return j % nc; /* d's own route climbs elsewhere: spread by the same index */
+    int par = 0; /* j's rank among w's cables to v = the down cable's rank among v's to w */
+    for (int i = 0; i < j; i++)
+        par += g->l[up[i]].dst == v;
+    return par % nc;
+}
+
 int cl_sim_route_fabric(cl_sim_machine *m, int a, int b, int qp, int *path, int max)
 {
     const cl_sim_graph *g = &m->g;
@@ -92,6 +124,7 @@ int cl_sim_route_fabric(cl_sim_machine *m, int a, int b, int qp, int *path, int 
     int target = m->host_leaf[b];
     int v = m->leaf_v[m->host_leaf[a]];
     long divisor = 1;
+    long lvl_div[8] = {1, 1, 1, 1, 1, 1, 1, 1};
     int hop = 0;
     while (v != m->leaf_v[target]) {
         if (!m->dist) {
@@ -118,9 +151,15 @@ int cl_sim_route_fabric(cl_sim_machine *m, int a, int b, int qp, int *path, int 
             int going_up = g->vlevel[g->l[cand[0]].dst] > g->vlevel[v];
             switch (m->sys.routing) {
             case CL_SIM_ROUTE_DMODK:
-                pick = (int)((m->host_index[b] / divisor) % nc);
-                if (going_up)
+                if (going_up) {
+                    int lv = g->vlevel[v];
+                    if (lv >= 0 && lv < 8)
+                        lvl_div[lv] = divisor;
+                    pick = (int)((m->host_index[b] / divisor) % nc);
                     divisor *= nc;
+                } else {
+                    pick = dmodk_down(m, v, cand, nc, m->host_index[b], lvl_div);
+                }
                 break;
             case CL_SIM_ROUTE_ECMP:
                 pick = (int)(hash4(m->sys.ecmp_seed, (unsigned)a, (unsigned)b, (unsigned)qp,
