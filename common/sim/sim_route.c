@@ -321,8 +321,8 @@ static int append_local(const cl_sim_machine *m, int node, int a, int b, int *pa
     return len + n;
 }
 
-int cl_sim_route(cl_sim_machine *m, int src, int dst, int nic, int qp, int *path, int max,
-                 cl_sim_pclass *cls)
+int cl_sim_route_nics(cl_sim_machine *m, int src, int dst, int nic_src, int nic_dst, int qp,
+                      int *path, int max, cl_sim_pclass *cls)
 {
     int na = src / m->gpus, ga = src % m->gpus;
     int nb = dst / m->gpus, gb = dst % m->gpus;
@@ -339,19 +339,29 @@ int cl_sim_route(cl_sim_machine *m, int src, int dst, int nic, int qp, int *path
         cl_set_error("ranks %d and %d are on different nodes, which have no NIC", src, dst);
         return -1;
     }
-    if (nic < 0)
-        nic = m->gpu_nic[ga];
-    nic %= m->nics;
-    int len = append_local(m, na, ga, m->gpus + nic, path, 0, max, &allnv);
+    nic_src %= m->nics;
+    nic_dst %= m->nics;
+    int len = append_local(m, na, ga, m->gpus + nic_src, path, 0, max, &allnv);
     if (len < 0)
         return -1;
-    int n = cl_sim_route_fabric(m, na * m->nics + nic, nb * m->nics + nic, qp, path + len,
-                                max - len);
+    int n = cl_sim_route_fabric(m, na * m->nics + nic_src, nb * m->nics + nic_dst, qp,
+                                path + len, max - len);
     if (n < 0)
         return -1;
-    len = append_local(m, nb, m->gpus + nic, gb, path, len + n, max, &allnv);
+    len = append_local(m, nb, m->gpus + nic_dst, gb, path, len + n, max, &allnv);
     *cls = CL_SIM_P_NET;
     return len;
+}
+
+int cl_sim_route(cl_sim_machine *m, int src, int dst, int nic, int qp, int *path, int max,
+                 cl_sim_pclass *cls)
+{
+    int a = m->gpu_nic[src % m->gpus], b = m->gpu_nic[dst % m->gpus];
+    if (nic >= 0)
+        a = b = nic;
+    else if (m->sys.pxn)
+        a = b; /* PXN: a peer of the sender on the receiver's rail sends */
+    return cl_sim_route_nics(m, src, dst, a, b, qp, path, max, cls);
 }
 
 double cl_sim_path_latency(const cl_sim_machine *m, const int *path, int len)

@@ -122,6 +122,11 @@ static void local_order(const cl_sim_machine *m, int c, int *ord)
             ord[i] = i;
         return;
     }
+    if (m->ring_order == CL_SIM_RING_NAIVE) {
+        for (int i = 0; i < G; i++)
+            ord[i] = (c + i) % G;
+        return;
+    }
     int nic = m->gpus + c % m->nics;
     int pref = (c % m->nics) * G / m->nics;
     int entry = pref;
@@ -153,8 +158,8 @@ void cl_sim_ring_order(const cl_sim_machine *m, int c, int *ranks)
 /* ---- phases --------------------------------------------------------------- */
 
 typedef struct fspec {
-    int src, dst, nic, link; /* link >= 0: a one-link flow on that link */
-    double bytes;
+    int src, dst, nic, nic2, link; /* link >= 0: a one-link flow on that link */
+    double bytes;                  /* nic2: the NIC it enters the far node by */
 } fspec;
 
 typedef struct phase {
@@ -162,7 +167,7 @@ typedef struct phase {
     int n, cap;
 } phase;
 
-static int add(phase *ph, int src, int dst, int nic, int link, double bytes)
+static int add2(phase *ph, int src, int dst, int nic, int nic2, int link, double bytes)
 {
     if (ph->n == ph->cap) {
         int nc = ph->cap ? ph->cap * 2 : 1024;
@@ -172,8 +177,13 @@ static int add(phase *ph, int src, int dst, int nic, int link, double bytes)
         ph->f = q;
         ph->cap = nc;
     }
-    ph->f[ph->n++] = (fspec){src, dst, nic, link, bytes};
+    ph->f[ph->n++] = (fspec){src, dst, nic, nic2, link, bytes};
     return 0;
+}
+
+static int add(phase *ph, int src, int dst, int nic, int link, double bytes)
+{
+    return add2(ph, src, dst, nic, nic, link, bytes);
 }
 
 /* Completion time (s) of all flows of ph started together, no latency. */
@@ -190,7 +200,10 @@ static cl_result run_phase(cl_sim_machine *m, const phase *ph, double *t, long *
             len = 1;
         } else {
             cl_sim_pclass cls;
-            len = cl_sim_route(m, f->src, f->dst, f->nic, i, path, CL_SIM_MAX_PATH, &cls);
+            len = f->nic >= 0 ? cl_sim_route_nics(m, f->src, f->dst, f->nic, f->nic2, i, path,
+                                                  CL_SIM_MAX_PATH, &cls)
+                              : cl_sim_route(m, f->src, f->dst, -1, i, path, CL_SIM_MAX_PATH,
+                                             &cls);
             if (len < 0) {
                 rc = CL_ERR_INVALID;
                 break;
@@ -208,11 +221,12 @@ static cl_result run_phase(cl_sim_machine *m, const phase *ph, double *t, long *
 }
 
 /* Latency (s) of the edge src -> dst for algorithm table `tree` and protocol p. */
-static double edge_lat(cl_sim_machine *m, int src, int dst, int nic, int tree, int p)
+static double edge_lat2(cl_sim_machine *m, int src, int dst, int nic, int nic2, int tree, int p)
 {
     int path[CL_SIM_MAX_PATH];
     cl_sim_pclass cls;
-    int len = cl_sim_route(m, src, dst, nic, 0, path, CL_SIM_MAX_PATH, &cls);
+    int len = nic >= 0 ? cl_sim_route_nics(m, src, dst, nic, nic2, 0, path, CL_SIM_MAX_PATH, &cls)
+                       : cl_sim_route(m, src, dst, -1, 0, path, CL_SIM_MAX_PATH, &cls);
     if (len < 0)
         return 0;
     const cl_sim_system *s = &m->sys;
@@ -229,6 +243,11 @@ static double edge_lat(cl_sim_machine *m, int src, int dst, int nic, int tree, i
     return hw * US + cl_sim_path_latency(m, path, len);
 }
 
+static double edge_lat(cl_sim_machine *m, int src, int dst, int nic, int tree, int p)
+{
+    return edge_lat2(m, src, dst, nic, nic, tree, p);
+}
+
 /* What a schedule costs before the protocol is applied. */
 typedef struct cost {
     double bw_s;               /* bytes time at full link bandwidth */
@@ -237,6 +256,19 @@ typedef struct cost {
     int nch;
     long nflows;
 } cost;
+
+/* The NICs a ring edge a -> b of channel ch leaves and enters by: NIC ch on
+ * both sides for rail-aligned rings; the GPUs' own NICs for naive rings. */
+static void ring_nics(const cl_sim_machine *m, int ch, int a, int b, int *na, int *nb)
+{
+    int r = m->nics ? m->nics : 1;
+    if (m->ring_order == CL_SIM_RING_NAIVE && m->nics) {
+        *na = m->gpu_nic[a % m->gpus];
+        *nb = m->gpu_nic[b % m->gpus];
+    } else {
+        *na = *nb = ch % r;
+    }
+}
 
 /* Ring over `ranks` (n of them) on channel-set of nch rings given by orders. */
 static cl_result ring_cost(cl_sim_machine *m, cl_coll_kind coll, double bytes, cost *c)
@@ -253,10 +285,13 @@ static cl_result ring_cost(cl_sim_machine *m, cl_coll_kind coll, double bytes, c
     phase ph = {0};
     cl_result rc = CL_OK;
     for (int ch = 0; ch < nch && rc == CL_OK; ch++)
-        for (int i = 0; i < p - (bcast ? 1 : 0); i++)
-            if (add(&ph, ord[(size_t)ch * p + i], ord[(size_t)ch * p + (i + 1) % p],
-                    ch % (m->nics ? m->nics : 1), -1, chunk))
+        for (int i = 0; i < p - (bcast ? 1 : 0); i++) {
+            int a = ord[(size_t)ch * p + i], b = ord[(size_t)ch * p + (i + 1) % p];
+            int na, nb;
+            ring_nics(m, ch, a, b, &na, &nb);
+            if (add2(&ph, a, b, na, nb, -1, chunk))
                 rc = CL_ERR_NOMEM;
+        }
     double t = 0;
     if (rc == CL_OK)
         rc = run_phase(m, &ph, &t, &c->nflows);
@@ -264,8 +299,11 @@ static cl_result ring_cost(cl_sim_machine *m, cl_coll_kind coll, double bytes, c
     c->nch = nch;
     for (int pr = 0; pr < CL_PROTO_COUNT && rc == CL_OK; pr++) {
         double sum = 0;
-        for (int i = 0; i < p; i++)
-            sum += edge_lat(m, ord[i], ord[(i + 1) % p], 0, 0, pr);
+        for (int i = 0; i < p; i++) {
+            int na, nb;
+            ring_nics(m, 0, ord[i], ord[(i + 1) % p], &na, &nb);
+            sum += edge_lat2(m, ord[i], ord[(i + 1) % p], na, nb, 0, pr);
+        }
         double avg = sum / p;
         int hops = bcast ? p - 1 : nsteps;
         c->lat_s[pr] = m->sys.lat_ring_base[pr] * US + hops * avg;

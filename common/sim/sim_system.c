@@ -43,6 +43,7 @@ static const key keys[] = {
     {"su_nodes", K_INT, F(su_nodes), 0},
     {"oversubscription", K_DBL, F(oversubscription), 0},
     {"routing", K_ROUTING, F(routing), 1},
+    {"pxn", K_INT, F(pxn), 0},
     {"ecmp_seed", K_INT, F(ecmp_seed), 0},
     {"nvswitch_hop_us", K_DBL, F(nvswitch_hop_us), 0},
     {"fabric_hop_us", K_DBL, F(fabric_hop_us), 1},
@@ -226,6 +227,7 @@ static void set_defaults(cl_sim_system *o)
     o->su_nodes = 32;
     o->oversubscription = 1.0;
     o->ecmp_seed = 1;
+    o->pxn = 1;
 }
 
 cl_result cl_sim_system_parse(const char *path, cl_sim_system *out)

@@ -35,6 +35,13 @@ typedef enum cl_sim_routing {
     CL_SIM_ROUTE_MINHOP  /* min-hop, ties to the up-port with the fewest routes so far */
 } cl_sim_routing;
 
+/* How ring channels cross nodes (cl_sim_overrides.ring_order). */
+typedef enum cl_sim_ring_layout {
+    CL_SIM_RING_RAIL = 1, /* channel c enters and leaves every node by NIC c (NCCL's rings) */
+    CL_SIM_RING_NAIVE     /* node-major order rotated by c: it leaves a node by the last GPU's
+                             NIC and enters the next by the first GPU's NIC (cross-rail) */
+} cl_sim_ring_layout;
+
 typedef struct cl_sim_nvpair {
     int a, b, count;
 } cl_sim_nvpair;
@@ -60,6 +67,7 @@ typedef struct cl_sim_system {
     double oversubscription;
     cl_sim_routing routing;
     unsigned ecmp_seed;
+    int pxn;                         /* 1: p2p traffic relayed to the receiver's rail (NCCL PXN) */
     double nvswitch_hop_us, fabric_hop_us;
     double lat_ring_base[CL_PROTO_COUNT], lat_tree_base[CL_PROTO_COUNT];
     double lat_ring_nvl[CL_PROTO_COUNT], lat_ring_pci[CL_PROTO_COUNT],
@@ -85,5 +93,14 @@ cl_result cl_sim_system_parse(const char *path, cl_sim_system *out);
  * then datasets/systems in the current directory and up to three parents.
  * Returns CL_ERR_INVALID with the list of places tried if it is not found. */
 cl_result cl_sim_system_load(const char *name_or_path, cl_sim_system *out);
+
+struct cl_topo;
+
+/* Replace the node structure of s (GPUs, NICs when the topology lists any,
+ * NVLink pairs or NVSwitch port width, CPUs, PCIe switch population) by what
+ * the recorded topology t shows (sim_node_topo.c has the rules); bandwidth,
+ * latency and fabric constants stay s's. Returns CL_OK, CL_ERR_INVALID with
+ * a reason (no GPU, too many, a link class the model does not know). */
+cl_result cl_sim_system_apply_topo(cl_sim_system *s, const struct cl_topo *t);
 
 #endif /* COMMLAB_SIM_SYSTEM_H */
