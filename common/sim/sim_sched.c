@@ -255,6 +255,7 @@ typedef struct cost {
     int protos_ok[CL_PROTO_COUNT];
     int nch;
     long nflows;
+    double busbw_cap;          /* GB/s, a bus bandwidth the algorithm never exceeds; 0 none */
 } cost;
 
 /* The NICs a ring edge a -> b of channel ch leaves and enters by: NIC ch on
@@ -360,6 +361,11 @@ static cl_result tree_cost(cl_sim_machine *m, double bytes, cost *c)
     int levels = 0;
     while ((1 << levels) < N)
         levels++;
+    /* NCCL's per-channel tree ceiling (tuning.cc perChMaxTreeBws): the pipelined
+     * chains and trees stall on their own synchronisation before the links fill. */
+    int scale = N == 1 ? 0 : N == 2 ? 1 : 2;
+    if (m->sys.tree_ch_max_gbps[scale] > 0)
+        c->busbw_cap = nch * m->sys.tree_ch_max_gbps[scale];
     for (int pr = 0; pr < CL_PROTO_COUNT; pr++) {
         double intra = G > 1 ? edge_lat(m, 0, 1, -1, 1, pr) : 0;
         double inter = N > 1 ? edge_lat(m, 0, G, 0, 1, pr) : 0;
@@ -451,14 +457,77 @@ static cl_result hier_cost(cl_sim_machine *m, double bytes, int nvls, cost *c)
     return rc;
 }
 
-static cl_result nvls_cost(cl_sim_machine *m, double bytes, cost *c)
+/* NVLS across nodes, pipelined as NCCL runs it: every GPU moves S(G+1)/G up
+ * and down its NVSwitch port (in-switch reduce-scatter and multicast
+ * all-gather, at nvls_eff), while GPU i of every node exchanges the reduced
+ * shard S/G with GPU i of the other nodes through its own NIC: a ring per rail
+ * (NVLS, 2(N-1)/N x S/G per edge) or a double binary tree per rail
+ * (NVLS-Tree, S/2G per tree edge and direction). One engine phase carries
+ * both, so the slower side sets the time and shared links are shared. */
+static cl_result nvls_multi_cost(cl_sim_machine *m, double bytes, int tree, cost *c)
+{
+    int N = m->nodes, G = m->gpus;
+    double eff = m->sys.nvls_eff > 0 ? m->sys.nvls_eff : 1;
+    double v = bytes * (G + 1) / G / eff;
+    phase ph = {0};
+    cl_result rc = CL_OK;
+    for (int n = 0; n < N && rc == CL_OK; n++)
+        for (int i = 0; i < G; i++) {
+            int l = n * m->tl + 2 * i; /* GPU i's NVSwitch port (see sim_node.c) */
+            if (add(&ph, 0, 0, -1, l, v) || add(&ph, 0, 0, -1, l + 1, v))
+                rc = CL_ERR_NOMEM;
+        }
+    double shard = bytes / G;
+    for (int i = 0; i < G && rc == CL_OK && N > 1; i++) {
+        int nic = m->gpu_nic[i];
+        if (!tree) {
+            for (int x = 0; x < N; x++)
+                if (add(&ph, x * G + i, (x + 1) % N * G + i, nic, -1,
+                        2.0 * (N - 1) / N * shard))
+                    rc = CL_ERR_NOMEM;
+            continue;
+        }
+        for (int t = 0; t < 2; t++)
+            for (int x = 0; x < N; x++) {
+                int px = btree_parent(t == 0 ? x : (N % 2 == 0 ? N - 1 - x : (x + N - 1) % N),
+                                      N);
+                if (px < 0)
+                    continue;
+                int py = t == 0 ? px : (N % 2 == 0 ? N - 1 - px : (px + 1) % N);
+                int a = x * G + i, b = py * G + i;
+                if (add(&ph, a, b, nic, -1, shard / 2) || add(&ph, b, a, nic, -1, shard / 2))
+                    rc = CL_ERR_NOMEM;
+            }
+    }
+    double t = 0;
+    if (rc == CL_OK)
+        rc = run_phase(m, &ph, &t, &c->nflows);
+    free(ph.f);
+    c->bw_s = t;
+    c->nch = 1;
+    int levels = 0;
+    while ((1 << levels) < N)
+        levels++;
+    for (int pr = 0; pr < CL_PROTO_COUNT; pr++) {
+        double inter = edge_lat(m, 0, G, m->gpu_nic[0], tree, CL_PROTO_SIMPLE);
+        c->lat_s[pr] = m->sys.lat_nvls_us * US + (tree ? 2 * levels : 2 * (N - 1)) * inter;
+        c->protos_ok[pr] = pr == CL_PROTO_SIMPLE;
+    }
+    return rc;
+}
+
+static cl_result nvls_cost(cl_sim_machine *m, double bytes, int tree, cost *c)
 {
     if (!m->sys.nvls || m->sys.node != CL_SIM_NODE_NVSWITCH) {
         cl_set_error("%s has no NVLink SHARP (nvls = 0)", m->sys.name);
         return CL_ERR_UNSUPPORTED;
     }
+    if (tree && m->nodes < 2) {
+        cl_set_error("NVLSTree needs at least 2 nodes (NVLS covers one)");
+        return CL_ERR_UNSUPPORTED;
+    }
     if (m->nodes > 1)
-        return hier_cost(m, bytes, 1, c);
+        return nvls_multi_cost(m, bytes, tree, c);
     int G = m->gpus;
     double v = bytes * (G + 1) / G;
     double t = 0;
@@ -515,6 +584,7 @@ static cl_result algo_cost(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo, d
         return ring_cost(m, coll, bytes, c);
     case CL_ALGO_TREE:
     case CL_ALGO_NVLS:
+    case CL_ALGO_NVLS_TREE:
     case CL_ALGO_HIER:
         if (coll != CL_COLL_ALLREDUCE) {
             cl_set_error("algorithm '%s' is modelled for allreduce only",
@@ -523,8 +593,8 @@ static cl_result algo_cost(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo, d
         }
         if (algo == CL_ALGO_TREE)
             return tree_cost(m, bytes, c);
-        if (algo == CL_ALGO_NVLS)
-            return nvls_cost(m, bytes, c);
+        if (algo == CL_ALGO_NVLS || algo == CL_ALGO_NVLS_TREE)
+            return nvls_cost(m, bytes, algo == CL_ALGO_NVLS_TREE, c);
         return hier_cost(m, bytes, 0, c);
     default:
         return CL_ERR_INVALID;
@@ -543,6 +613,8 @@ static double best_proto(const cl_sim_machine *m, const cost *c, cl_coll_kind co
         if (!c->protos_ok[p])
             continue;
         double bw = c->bw_s / (s->proto_eff[p] > 0 ? s->proto_eff[p] : 1);
+        if (c->busbw_cap > 0 && busbytes / (c->busbw_cap * 1e9) > bw)
+            bw = busbytes / (c->busbw_cap * 1e9);
         if (p == CL_PROTO_LL && s->ll_max_gbps[idx] > 0 && busbytes / (s->ll_max_gbps[idx] * 1e9)
                                                                 > bw)
             bw = busbytes / (s->ll_max_gbps[idx] * 1e9);
@@ -563,14 +635,17 @@ cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_coll_kind coll, cl_algo a
         cl_set_error("invalid size or collective");
         return CL_ERR_INVALID;
     }
-    cl_algo cands[4];
+    cl_algo cands[5];
     int nc = 0;
     if (algo == CL_ALGO_AUTO) {
         cands[nc++] = CL_ALGO_RING;
         if (coll == CL_COLL_ALLREDUCE) {
             cands[nc++] = CL_ALGO_TREE;
-            if (m->sys.nvls && m->sys.node == CL_SIM_NODE_NVSWITCH)
+            if (m->sys.nvls && m->sys.node == CL_SIM_NODE_NVSWITCH) {
+                if (m->nodes > 1) /* first on a tie: NCCL's choice on two nodes */
+                    cands[nc++] = CL_ALGO_NVLS_TREE;
                 cands[nc++] = CL_ALGO_NVLS;
+            }
         }
     } else {
         cands[nc++] = algo;

@@ -60,6 +60,7 @@ static const key keys[] = {
     {"protocols", K_PROTOS, 0, 1},
     {"ll_max_gbps", K_DBL3, F(ll_max_gbps), 1},
     {"simple_net_lat_factor", K_DBL, F(simple_net_lat_factor), 1},
+    {"tree_ch_max_gbps", K_DBL3, F(tree_ch_max_gbps), 0},
     {"launch_us", K_DBL, F(launch_us), 1},
     {"hbm_gbps", K_DBL, F(hbm_gbps), 1},
 };

@@ -79,6 +79,7 @@ typedef struct cl_sim_system {
     int proto_enabled[CL_PROTO_COUNT];
     double ll_max_gbps[3];           /* 1 node, 2 nodes, more */
     double simple_net_lat_factor;
+    double tree_ch_max_gbps[3];      /* tree bus bandwidth per channel, 1, 2, >2 nodes; 0 none */
     double launch_us;                /* fixed cost per collective call */
     double hbm_gbps;                 /* GPU memory bandwidth, for local copies and reductions */
 } cl_sim_system;
