@@ -15,7 +15,59 @@ cl_result cl_sim_engine_init(cl_sim_engine *e, const cl_sim_graph *g, double bw_
         return CL_ERR_NOMEM;
     for (int i = 0; i < g->nl; i++)
         e->bw[i] = g->l[i].bw * bw_scale;
+    e->lf = calloc((size_t)g->nl + 1, sizeof *e->lf);
+    e->lmark = calloc((size_t)g->nl + 1, sizeof *e->lmark);
+    if (!e->lf || !e->lmark)
+        return CL_ERR_NOMEM;
     return CL_OK;
+}
+
+static int dirty_link(cl_sim_engine *e, int l)
+{
+    if (e->lmark[l] == -1)
+        return 0; /* already listed */
+    if (cl_sim_grow((void **)&e->dl, &e->cap_dl, e->ndl + 1, sizeof *e->dl))
+        return -1;
+    e->dl[e->ndl++] = l;
+    e->lmark[l] = -1;
+    return 0;
+}
+
+/* Flow id starts (attach) or stops (detach) transmitting: update its links' lists. */
+static int attach(cl_sim_engine *e, int id)
+{
+    cl_sim_flow *f = &e->f[id];
+    for (int k = 0; k < f->path_len; k++) {
+        int l = e->pool[f->path_off + k];
+        cl_sim_lflows *L = &e->lf[l];
+        if (cl_sim_grow((void **)&L->id, &L->cap, L->n + 1, sizeof *L->id) || dirty_link(e, l))
+            return -1;
+        L->id[L->n++] = id;
+    }
+    f->on_links = 1;
+    e->dirty = 1;
+    return 0;
+}
+
+static int detach(cl_sim_engine *e, int id)
+{
+    cl_sim_flow *f = &e->f[id];
+    if (!f->on_links)
+        return 0;
+    for (int k = 0; k < f->path_len; k++) {
+        int l = e->pool[f->path_off + k];
+        cl_sim_lflows *L = &e->lf[l];
+        for (int i = 0; i < L->n; i++)
+            if (L->id[i] == id) {
+                L->id[i] = L->id[--L->n];
+                break;
+            }
+        if (dirty_link(e, l))
+            return -1;
+    }
+    f->on_links = 0;
+    e->dirty = 1;
+    return 0;
 }
 
 int cl_sim_engine_add(cl_sim_engine *e, const int *path, int len, double bytes, double latency,
@@ -32,24 +84,64 @@ int cl_sim_engine_add(cl_sim_engine *e, const int *path, int len, double bytes, 
                        .state = CL_SIM_FLOW_LATENCY};
     e->npool += len;
     e->live[e->nlive++] = e->nf;
+    int id = e->nf++;
     if (latency <= 0) {
         f->state = CL_SIM_FLOW_ACTIVE;
         e->dirty = 1;
+        if (attach(e, id))
+            return -1;
     }
-    return e->nf++;
+    return id;
 }
 
-/* Recompute rates of the transmitting flows (buffers kept between solves). */
-static cl_result solve(cl_sim_engine *e)
+/* Collect the transmitting flows connected (through shared links) to a dirty
+ * link into e->sf; returns their number, or -1 when out of memory. Rates of
+ * other flows cannot change: max-min sharing is independent per component. */
+static int component(cl_sim_engine *e)
 {
-    int n = 0, plen = 0;
-    for (int i = 0; i < e->nlive; i++) {
-        cl_sim_flow *f = &e->f[e->live[i]];
-        if (f->state == CL_SIM_FLOW_ACTIVE) {
-            n++;
-            plen += f->path_len;
+    int stamp = ++e->stamp, n = 0;
+    if (stamp == -1 || stamp == 0)
+        stamp = e->stamp = 1;
+    /* links to visit: reuse dl as the queue */
+    for (int q = 0; q < e->ndl; q++) {
+        int l = e->dl[q];
+        e->lmark[l] = stamp;
+    }
+    for (int q = 0; q < e->ndl; q++) {
+        const cl_sim_lflows *L = &e->lf[e->dl[q]];
+        for (int i = 0; i < L->n; i++) {
+            int id = L->id[i];
+            cl_sim_flow *f = &e->f[id];
+            if (f->mark == stamp)
+                continue;
+            f->mark = stamp;
+            if (cl_sim_grow((void **)&e->sf, &e->cap_sf, n + 1, sizeof *e->sf))
+                return -1;
+            e->sf[n++] = id;
+            for (int k = 0; k < f->path_len; k++) {
+                int l = e->pool[f->path_off + k];
+                if (e->lmark[l] != stamp) {
+                    e->lmark[l] = stamp;
+                    if (cl_sim_grow((void **)&e->dl, &e->cap_dl, e->ndl + 1, sizeof *e->dl))
+                        return -1;
+                    e->dl[e->ndl++] = l;
+                }
+            }
         }
     }
+    e->ndl = 0;
+    return n;
+}
+
+/* Recompute the rates of the flows whose share may have changed. */
+static cl_result solve(cl_sim_engine *e)
+{
+    int n = component(e);
+    if (n < 0)
+        return CL_ERR_NOMEM;
+    int plen = 0;
+    for (int j = 0; j < n; j++)
+        plen += e->f[e->sf[j]].path_len;
     if (n + 1 > e->cap_s) {
         int c = e->cap_s * 2 > n + 1 ? e->cap_s * 2 : n + 64;
         int *o = realloc(e->s_off, (size_t)c * sizeof *o);
@@ -66,27 +158,25 @@ static cl_result solve(cl_sim_engine *e)
     }
     if (cl_sim_grow((void **)&e->s_path, &e->cap_sp, plen + 1, sizeof *e->s_path))
         return CL_ERR_NOMEM;
-    int j = 0;
     e->s_off[0] = 0;
-    for (int i = 0; i < e->nlive; i++) {
-        cl_sim_flow *f = &e->f[e->live[i]];
-        if (f->state != CL_SIM_FLOW_ACTIVE)
-            continue;
+    for (int j = 0; j < n; j++) {
+        const cl_sim_flow *f = &e->f[e->sf[j]];
         memcpy(e->s_path + e->s_off[j], e->pool + f->path_off,
                (size_t)f->path_len * sizeof *e->s_path);
         e->s_cap[j] = f->cap;
         e->s_off[j + 1] = e->s_off[j] + f->path_len;
-        j++;
     }
     cl_result rc = cl_sim_maxmin_ws_solve(&e->ws, e->g->nl, e->bw, n, e->s_off, e->s_path,
                                           e->s_cap, e->s_rate);
     if (rc != CL_OK)
         return rc;
-    j = 0;
+    for (int j = 0; j < n; j++)
+        e->f[e->sf[j]].rate = e->s_rate[j];
+    /* flows on no link at all (copies inside a GPU) */
     for (int i = 0; i < e->nlive; i++) {
         cl_sim_flow *f = &e->f[e->live[i]];
-        if (f->state == CL_SIM_FLOW_ACTIVE)
-            f->rate = e->s_rate[j++];
+        if (f->state == CL_SIM_FLOW_ACTIVE && f->path_len == 0)
+            f->rate = f->cap > 0 ? f->cap : CL_SIM_RATE_UNBOUNDED;
     }
     e->dirty = 0;
     e->solves++;
@@ -148,11 +238,15 @@ int cl_sim_engine_step(cl_sim_engine *e, double t_limit, int *done, int max_done
                     f->state = CL_SIM_FLOW_ACTIVE;
                     activated = 1;
                     if (f->bytes_left > 0) {
+                        if (attach(e, id))
+                            return -1;
                         e->live[w++] = id;
                         continue;
                     }
                 }
                 if (ndone < max_done) {
+                    if (detach(e, id))
+                        return -1;
                     f->state = CL_SIM_FLOW_DONE;
                     f->bytes_left = 0;
                     done[ndone++] = id;
@@ -193,6 +287,14 @@ cl_result cl_sim_engine_run(cl_sim_engine *e)
 
 void cl_sim_engine_clear(cl_sim_engine *e)
 {
+    for (int i = 0; i < e->nlive; i++) { /* forget the incidence of flows still listed */
+        cl_sim_flow *f = &e->f[e->live[i]];
+        for (int k = 0; f->on_links && k < f->path_len; k++)
+            e->lf[e->pool[f->path_off + k]].n = 0;
+    }
+    for (int q = 0; q < e->ndl; q++)
+        e->lmark[e->dl[q]] = 0;
+    e->ndl = 0;
     e->nf = 0;
     e->npool = 0;
     e->nlive = 0;
@@ -210,5 +312,12 @@ void cl_sim_engine_free(cl_sim_engine *e)
     free(e->s_rate);
     free(e->s_path);
     cl_sim_maxmin_ws_free(&e->ws);
+    if (e->lf && e->g)
+        for (int l = 0; l < e->g->nl; l++)
+            free(e->lf[l].id);
+    free(e->lf);
+    free(e->lmark);
+    free(e->dl);
+    free(e->sf);
     memset(e, 0, sizeof *e);
 }

@@ -24,10 +24,16 @@ typedef struct cl_sim_flow {
     double rate;             /* bytes/s while transmitting */
     double cap;              /* per-flow rate limit, <= 0 none */
     long tag;                /* owner's cookie */
+    int mark;                /* solve stamp */
     unsigned char state;     /* CL_SIM_FLOW_* */
+    unsigned char on_links;  /* listed in the link incidence (transmitting) */
 } cl_sim_flow;
 
 enum { CL_SIM_FLOW_LATENCY, CL_SIM_FLOW_ACTIVE, CL_SIM_FLOW_DONE };
+
+typedef struct cl_sim_lflows {
+    int *id, n, cap;
+} cl_sim_lflows;
 
 typedef struct cl_sim_engine {
     const cl_sim_graph *g;
@@ -47,6 +53,13 @@ typedef struct cl_sim_engine {
     double *s_cap, *s_rate;
     int cap_s, cap_sp;
     cl_sim_maxmin_ws ws;
+    /* incremental solves: the transmitting flows of every link, the links whose
+     * set changed since the last solve; only flows connected to them re-solve */
+    struct cl_sim_lflows *lf; /* per link */
+    int *lmark;               /* per link: solve stamp */
+    int *dl, ndl, cap_dl;     /* dirty links */
+    int *sf, cap_sf;          /* flows of the current solve */
+    int stamp;
 } cl_sim_engine;
 
 /* Start an engine at time 0 over graph g; bw_scale multiplies every link's

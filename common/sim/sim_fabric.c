@@ -154,8 +154,8 @@ static cl_result fattree(fab *f)
     if (up < 1)
         up = 1;
     for (int e = 0; e < nedge; e++)
-        for (int a = 0; a < up; a++)
-            if (cable(f, m->leaf_v[e], agg0 + (e / half) * half + (e + a) % half))
+        for (int a = 0; a < up; a++) /* tapered edges spread over the aggs by rotation */
+            if (cable(f, m->leaf_v[e], agg0 + (e / half) * half + (a + (up < half ? e : 0)) % half))
                 return CL_ERR_NOMEM;
     if (npod == 1)
         return CL_OK;
