@@ -20,6 +20,10 @@ cl_result cl_sim_machine_build(const cl_sim_system *sys, const cl_sim_overrides 
             m->gpus = ov->gpus_per_node;
         if (ov->nics_per_node > 0)
             m->nics = ov->nics_per_node;
+        if (ov->nic_gbps != 0 && !(ov->nic_gbps > 0 && ov->nic_gbps < 1e6)) {
+            cl_set_error("NIC speed must be a positive number of Gb/s, not %g", ov->nic_gbps);
+            return CL_ERR_INVALID;
+        }
         if (ov->nic_gbps > 0) {
             /* keep NCCL's effective-to-line ratio of the recorded NIC */
             if (sys->nic_gbps > 0)

@@ -631,7 +631,7 @@ cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_coll_kind coll, cl_algo a
                                  double bytes, cl_sim_result *out)
 {
     memset(out, 0, sizeof *out);
-    if (!(bytes >= 0) || coll < 0 || coll >= CL_COLL_KIND_COUNT) {
+    if (!(bytes >= 0) || !isfinite(bytes) || coll < 0 || coll >= CL_COLL_KIND_COUNT) {
         cl_set_error("invalid size or collective");
         return CL_ERR_INVALID;
     }
@@ -693,7 +693,7 @@ cl_result cl_sim_predict_algo_proto(cl_sim_machine *m, cl_coll_kind coll, cl_alg
                                     cl_proto proto, double bytes, cl_sim_result *out)
 {
     memset(out, 0, sizeof *out);
-    if (!(bytes >= 0) || coll < 0 || coll >= CL_COLL_KIND_COUNT || proto < 0 ||
+    if (!(bytes >= 0) || !isfinite(bytes) || coll < 0 || coll >= CL_COLL_KIND_COUNT || proto < 0 ||
         proto >= CL_PROTO_COUNT || algo == CL_ALGO_AUTO) {
         cl_set_error("invalid size, collective, protocol or algorithm");
         return CL_ERR_INVALID;
