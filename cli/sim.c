@@ -168,8 +168,7 @@ int cl_cli_sim(int argc, char **argv)
             else if (!strcmp(v, "fattree"))
                 ov.fabric = 1 + CL_SIM_FABRIC_FATTREE;
             else {
-                fprintf(stderr, "commlab sim: --fabric: rail, leafspine or fattree, not '%s'\n",
-                        v);
+                fprintf(stderr, "commlab sim: --fabric: rail, leafspine or fattree, not '%s'\n", v);
                 return 2;
             }
         } else if (!strcmp(a, "--ring-order")) {
@@ -243,12 +242,11 @@ int cl_cli_sim(int argc, char **argv)
                "\"size\": %.0f, \"time_us\": %.3f, \"algbw\": %.3f, \"busbw\": %.3f, "
                "\"lat_us\": %.3f, \"nchannels\": %d, \"nflows\": %ld}\n",
                m.sys.name, m.nodes, m.gpus, m.nics, m.nranks, cl_coll_name(coll),
-               cl_algo_name(r.algo), cl_proto_name(r.proto), bytes, r.time_us, r.algbw,
-               r.busbw, r.lat_us, r.nchannels, r.nflows);
+               cl_algo_name(r.algo), cl_proto_name(r.proto), bytes, r.time_us, r.algbw, r.busbw,
+               r.lat_us, r.nchannels, r.nflows);
     } else {
         printf("# commlab sim: %s, %d node(s) x %d GPUs, %d NICs x %g Gb/s, %s, algo %s\n",
-               m.sys.name, m.nodes, m.gpus, m.nics, m.sys.nic_gbps, cl_coll_name(coll),
-               algo_s);
+               m.sys.name, m.nodes, m.gpus, m.nics, m.sys.nic_gbps, cl_coll_name(coll), algo_s);
         printf("#%15s  %12s  %8s  %8s  %6s  %6s\n", "size", "time", "algbw", "busbw", "algo",
                "proto");
         printf("#%15s  %12s  %8s  %8s  %6s  %6s\n", "(B)", "(us)", "(GB/s)", "(GB/s)", "", "");

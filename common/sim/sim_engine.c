@@ -79,8 +79,12 @@ int cl_sim_engine_add(cl_sim_engine *e, const int *path, int len, double bytes, 
         return -1;
     memcpy(e->pool + e->npool, path, (size_t)len * sizeof *path);
     cl_sim_flow *f = &e->f[e->nf];
-    *f = (cl_sim_flow){.path_off = e->npool, .path_len = len, .bytes_left = bytes,
-                       .t_active = e->now + latency, .cap = cap, .tag = tag,
+    *f = (cl_sim_flow){.path_off = e->npool,
+                       .path_len = len,
+                       .bytes_left = bytes,
+                       .t_active = e->now + latency,
+                       .cap = cap,
+                       .tag = tag,
                        .state = CL_SIM_FLOW_LATENCY};
     e->npool += len;
     e->live[e->nlive++] = e->nf;
@@ -166,8 +170,8 @@ static cl_result solve(cl_sim_engine *e)
         e->s_cap[j] = f->cap;
         e->s_off[j + 1] = e->s_off[j] + f->path_len;
     }
-    cl_result rc = cl_sim_maxmin_ws_solve(&e->ws, e->g->nl, e->bw, n, e->s_off, e->s_path,
-                                          e->s_cap, e->s_rate);
+    cl_result rc = cl_sim_maxmin_ws_solve(&e->ws, e->g->nl, e->bw, n, e->s_off, e->s_path, e->s_cap,
+                                          e->s_rate);
     if (rc != CL_OK)
         return rc;
     for (int j = 0; j < n; j++)

@@ -18,15 +18,15 @@
 #include "sim_maxmin.h"
 
 typedef struct cl_sim_flow {
-    int path_off, path_len;  /* into the engine's path pool */
+    int path_off, path_len; /* into the engine's path pool */
     double bytes_left;
-    double t_active;         /* time the latency phase ends */
-    double rate;             /* bytes/s while transmitting */
-    double cap;              /* per-flow rate limit, <= 0 none */
-    long tag;                /* owner's cookie */
-    int mark;                /* solve stamp */
-    unsigned char state;     /* CL_SIM_FLOW_* */
-    unsigned char on_links;  /* listed in the link incidence (transmitting) */
+    double t_active;        /* time the latency phase ends */
+    double rate;            /* bytes/s while transmitting */
+    double cap;             /* per-flow rate limit, <= 0 none */
+    long tag;               /* owner's cookie */
+    int mark;               /* solve stamp */
+    unsigned char state;    /* CL_SIM_FLOW_* */
+    unsigned char on_links; /* listed in the link incidence (transmitting) */
 } cl_sim_flow;
 
 enum { CL_SIM_FLOW_LATENCY, CL_SIM_FLOW_ACTIVE, CL_SIM_FLOW_DONE };
@@ -37,17 +37,17 @@ typedef struct cl_sim_lflows {
 
 typedef struct cl_sim_engine {
     const cl_sim_graph *g;
-    double now;              /* seconds of virtual time */
+    double now; /* seconds of virtual time */
     cl_sim_flow *f;
     int nf, cap_f;
-    int *pool;               /* concatenated paths */
+    int *pool; /* concatenated paths */
     int npool, cap_pool;
-    int *live;               /* ids of flows not yet done */
+    int *live; /* ids of flows not yet done */
     int nlive, cap_live;
-    int dirty;               /* rates must be recomputed */
-    double *bw;              /* link capacities (scaled copy of the graph's) */
-    long events;             /* completions so far */
-    long solves;             /* max-min re-solves so far */
+    int dirty;   /* rates must be recomputed */
+    double *bw;  /* link capacities (scaled copy of the graph's) */
+    long events; /* completions so far */
+    long solves; /* max-min re-solves so far */
     /* solver input and workspace, kept between solves */
     int *s_off, *s_path;
     double *s_cap, *s_rate;

@@ -187,12 +187,9 @@ cl_result cl_sim_fabric_build(cl_sim_machine *m)
     if (m->nhosts == 0)
         return CL_OK;
     switch (m->sys.fabric) {
-    case CL_SIM_FABRIC_RAIL:
-        return rail(&f);
-    case CL_SIM_FABRIC_LEAFSPINE:
-        return leafspine(&f);
-    case CL_SIM_FABRIC_FATTREE:
-        return fattree(&f);
+    case CL_SIM_FABRIC_RAIL: return rail(&f);
+    case CL_SIM_FABRIC_LEAFSPINE: return leafspine(&f);
+    case CL_SIM_FABRIC_FATTREE: return fattree(&f);
     }
     return CL_ERR_INVALID;
 }

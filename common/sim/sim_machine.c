@@ -56,8 +56,8 @@ cl_result cl_sim_machine_build(const cl_sim_system *sys, const cl_sim_overrides 
         cl_set_error("unknown fabric %d", (int)m->sys.fabric);
         return CL_ERR_INVALID;
     }
-    if (m->gpus < 1 || m->gpus > CL_SIM_MAX_LOCAL || m->nics > CL_SIM_MAX_LOCAL ||
-        m->nodes < 1 || (long)m->nodes * m->gpus > CL_SIM_MAX_GPUS) {
+    if (m->gpus < 1 || m->gpus > CL_SIM_MAX_LOCAL || m->nics > CL_SIM_MAX_LOCAL || m->nodes < 1 ||
+        (long)m->nodes * m->gpus > CL_SIM_MAX_GPUS) {
         cl_set_error("machine size out of range: %d nodes x %d GPUs, %d NICs (at most %d GPUs "
                      "or NICs per node and %d GPUs in all)",
                      m->nodes, m->gpus, m->nics, CL_SIM_MAX_LOCAL, CL_SIM_MAX_GPUS);
@@ -83,8 +83,8 @@ cl_result cl_sim_machine_build(const cl_sim_system *sys, const cl_sim_overrides 
                 rc = CL_ERR_NOMEM;
         for (int l = 0; l < t.nl; l++) {
             const cl_sim_link *L = &t.l[l];
-            if (cl_sim_graph_add_link(&m->g, L->src + n * m->tv, L->dst + n * m->tv, L->bw,
-                                      L->lat, L->kind) < 0)
+            if (cl_sim_graph_add_link(&m->g, L->src + n * m->tv, L->dst + n * m->tv, L->bw, L->lat,
+                                      L->kind) < 0)
                 rc = CL_ERR_NOMEM;
         }
     }

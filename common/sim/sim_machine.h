@@ -13,8 +13,8 @@
 #include "sim_system.h"
 
 #define CL_SIM_MAX_LOCAL 64 /* GPUs or NICs per node */
-#define CL_SIM_MAX_PATH 64
-#define CL_SIM_MAX_SW 64    /* PCIe switches per node */
+#define CL_SIM_MAX_PATH  64
+#define CL_SIM_MAX_SW    64 /* PCIe switches per node */
 
 /* Latency classes of a path, as NCCL's tuning model distinguishes them. */
 typedef enum cl_sim_pclass { CL_SIM_P_NVL, CL_SIM_P_PCI, CL_SIM_P_NET } cl_sim_pclass;
@@ -24,12 +24,12 @@ typedef enum cl_sim_pclass { CL_SIM_P_NVL, CL_SIM_P_PCI, CL_SIM_P_NET } cl_sim_p
  * routing, which must be set to -1 to keep it. */
 typedef struct cl_sim_overrides {
     int nodes, gpus_per_node, nics_per_node; /* 0 = keep the system's value */
-    double nic_gbps;                          /* 0 = keep */
-    int routing;                              /* -1 = keep, else cl_sim_routing */
-    int fabric;                               /* 0 = keep, else 1 + cl_sim_fabric_kind */
-    double oversubscription;                  /* 0 = keep, else down:up ratio of a leaf, >= 1 */
-    int ring_order;                           /* 0 = keep (rail), else cl_sim_ring_layout */
-    int pxn;                                  /* 0 = keep, 1 = on, 2 = off */
+    double nic_gbps;                         /* 0 = keep */
+    int routing;                             /* -1 = keep, else cl_sim_routing */
+    int fabric;                              /* 0 = keep, else 1 + cl_sim_fabric_kind */
+    double oversubscription;                 /* 0 = keep, else down:up ratio of a leaf, >= 1 */
+    int ring_order;                          /* 0 = keep (rail), else cl_sim_ring_layout */
+    int pxn;                                 /* 0 = keep, 1 = on, 2 = off */
 } cl_sim_overrides;
 
 /* Largest machine cl_sim_machine_build accepts (GPUs): four times the largest
@@ -38,30 +38,30 @@ typedef struct cl_sim_overrides {
 
 typedef struct cl_sim_machine {
     cl_sim_system sys;
-    int nodes, gpus, nics;        /* per node, after overrides */
+    int nodes, gpus, nics; /* per node, after overrides */
     int nranks;
-    int ring_order;               /* cl_sim_ring_layout */
+    int ring_order; /* cl_sim_ring_layout */
     cl_sim_graph g;
     /* node template */
     int tv, tl;
-    int gpu_v[CL_SIM_MAX_LOCAL];  /* template vertex of local GPU i */
-    int nic_v[CL_SIM_MAX_LOCAL];  /* template vertex of local NIC i */
-    int gpu_nic[CL_SIM_MAX_LOCAL];/* the NIC NCCL would give GPU i (nearest, spread) */
+    int gpu_v[CL_SIM_MAX_LOCAL];   /* template vertex of local GPU i */
+    int nic_v[CL_SIM_MAX_LOCAL];   /* template vertex of local NIC i */
+    int gpu_nic[CL_SIM_MAX_LOCAL]; /* the NIC NCCL would give GPU i (nearest, spread) */
     /* template routes between local devices: device d < gpus is GPU d, else NIC d - gpus */
-    int *troute_off;              /* (gpus+nics)^2 + 1 */
-    int *troute;                  /* template link ids */
-    unsigned char *tclass;        /* cl_sim_pclass of each template route */
+    int *troute_off;       /* (gpus+nics)^2 + 1 */
+    int *troute;           /* template link ids */
+    unsigned char *tclass; /* cl_sim_pclass of each template route */
     /* fabric */
     int nhosts;
-    int sw_first, nsw;            /* switch vertices [sw_first, sw_first + nsw) */
-    int *nic_up, *nic_down;       /* per host: NIC->leaf and leaf->NIC link ids */
-    int *host_leaf;               /* per host: leaf index */
-    int *host_index;              /* per host: position in fabric order (D-mod-K) */
+    int sw_first, nsw;      /* switch vertices [sw_first, sw_first + nsw) */
+    int *nic_up, *nic_down; /* per host: NIC->leaf and leaf->NIC link ids */
+    int *host_leaf;         /* per host: leaf index */
+    int *host_index;        /* per host: position in fabric order (D-mod-K) */
     int nleaves;
-    int *leaf_v;                  /* leaf index -> vertex */
-    int *leaf_of_v;               /* switch vertex - sw_first -> leaf index or -1 */
-    unsigned short *dist;         /* [switch][leaf] hops, 0xffff unreachable */
-    int *route_load;              /* per link: routes assigned (min-hop balancing) */
+    int *leaf_v;          /* leaf index -> vertex */
+    int *leaf_of_v;       /* switch vertex - sw_first -> leaf index or -1 */
+    unsigned short *dist; /* [switch][leaf] hops, 0xffff unreachable */
+    int *route_load;      /* per link: routes assigned (min-hop balancing) */
 } cl_sim_machine;
 
 /* Build the machine for sys with overrides (NULL: none). Returns CL_OK,

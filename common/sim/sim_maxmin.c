@@ -103,9 +103,9 @@ static cl_result reserve(cl_sim_maxmin_ws *w, int nlinks, int nflows, int npath)
         for (int i = old; i < w->cap_map; i++)
             w->map[i] = -1;
     }
-    void **l[] = {(void **)&w->lid, (void **)&w->rem, (void **)&w->cnt, (void **)&w->inc_off,
+    void **l[] = {(void **)&w->lid, (void **)&w->rem,   (void **)&w->cnt, (void **)&w->inc_off,
                   (void **)&w->inc, (void **)&w->lpath, (void **)&w->heap};
-    size_t le[] = {sizeof *w->lid, sizeof *w->rem, sizeof *w->cnt, sizeof *w->inc_off,
+    size_t le[] = {sizeof *w->lid, sizeof *w->rem,   sizeof *w->cnt, sizeof *w->inc_off,
                    sizeof *w->inc, sizeof *w->lpath, sizeof(hent)};
     void **f[] = {(void **)&w->frozen, (void **)&w->caps};
     size_t fe[] = {sizeof *w->frozen, sizeof(capped)};
@@ -114,9 +114,9 @@ static cl_result reserve(cl_sim_maxmin_ws *w, int nlinks, int nflows, int npath)
     return CL_OK;
 }
 
-cl_result cl_sim_maxmin_ws_solve(cl_sim_maxmin_ws *w, int nlinks, const double *link_bw,
-                                 int nflows, const int *path_off, const int *path,
-                                 const double *flow_cap, double *rate)
+cl_result cl_sim_maxmin_ws_solve(cl_sim_maxmin_ws *w, int nlinks, const double *link_bw, int nflows,
+                                 const int *path_off, const int *path, const double *flow_cap,
+                                 double *rate)
 {
     if (nflows <= 0)
         return CL_OK;
@@ -249,8 +249,8 @@ cl_result cl_sim_maxmin(int nlinks, const double *link_bw, int nflows, const int
                         const int *path, const double *flow_cap, double *rate)
 {
     cl_sim_maxmin_ws w = {0};
-    cl_result rc = cl_sim_maxmin_ws_solve(&w, nlinks, link_bw, nflows, path_off, path, flow_cap,
-                                          rate);
+    cl_result rc =
+        cl_sim_maxmin_ws_solve(&w, nlinks, link_bw, nflows, path_off, path, flow_cap, rate);
     cl_sim_maxmin_ws_free(&w);
     return rc;
 }

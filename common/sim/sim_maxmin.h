@@ -19,13 +19,13 @@
  * cl_sim_maxmin_ws_free). Repeated solves with one workspace allocate nothing
  * once it has grown to the largest problem seen. */
 typedef struct cl_sim_maxmin_ws {
-    int *map;               /* graph link -> local index, -1 between solves */
+    int *map; /* graph link -> local index, -1 between solves */
     int cap_map;
     int *lid, *cnt, *inc_off;
     double *rem;
     int cap_l;
     int *inc, *lpath;
-    void *heap;             /* (share, link) entries, at most one per link */
+    void *heap; /* (share, link) entries, at most one per link */
     int nheap;
     unsigned char *frozen;
     void *caps;

@@ -27,8 +27,7 @@ cl_result cl_sim_system_apply_topo(cl_sim_system *s, const cl_topo *t)
             nic[R++] = i;
     }
     if (G < 1 || G > CL_SIM_TOPO_MAX_GPUS) {
-        cl_set_error("the topology has %d GPUs (1..%d can be simulated)", G,
-                     CL_SIM_TOPO_MAX_GPUS);
+        cl_set_error("the topology has %d GPUs (1..%d can be simulated)", G, CL_SIM_TOPO_MAX_GPUS);
         return CL_ERR_INVALID;
     }
     int pairs = 0, maxsum = 0, minnv = 1 << 30, allnv = 1;

@@ -21,10 +21,7 @@
 
 #define NOPATH 0xffff
 
-static int is_switch(const cl_sim_graph *g, int v)
-{
-    return g->vkind[v] == CL_SIM_V_SWITCH;
-}
+static int is_switch(const cl_sim_graph *g, int v) { return g->vkind[v] == CL_SIM_V_SWITCH; }
 
 cl_result cl_sim_route_prepare(cl_sim_machine *m)
 {
@@ -108,7 +105,7 @@ static int dmodk_down(const cl_sim_machine *m, int v, const int *cand, int nc, l
     int j = (int)((d / div) % nup);
     if (g->l[up[j]].dst != v)
         return j % nc; /* d's own route climbs elsewhere: spread by the same index */
-    int par = 0; /* j's rank among w's cables to v = the down cable's rank among v's to w */
+    int par = 0;       /* j's rank among w's cables to v = the down cable's rank among v's to w */
     for (int i = 0; i < j; i++)
         par += g->l[up[i]].dst == v;
     return par % nc;
@@ -133,8 +130,7 @@ int cl_sim_route_fabric(cl_sim_machine *m, int a, int b, int qp, int *path, int 
         }
         unsigned short here = m->dist[(size_t)(v - m->sw_first) * m->nleaves + target];
         if (here == NOPATH) {
-            cl_set_error("no route from host %d to host %d (separate rails without a spine)",
-                         a, b);
+            cl_set_error("no route from host %d to host %d (separate rails without a spine)", a, b);
             return -1;
         }
         int cand[1024], nc = 0;
@@ -163,7 +159,8 @@ int cl_sim_route_fabric(cl_sim_machine *m, int a, int b, int qp, int *path, int 
                 break;
             case CL_SIM_ROUTE_ECMP:
                 pick = (int)(hash4(m->sys.ecmp_seed, (unsigned)a, (unsigned)b, (unsigned)qp,
-                                   (unsigned)hop) % (unsigned)nc);
+                                   (unsigned)hop) %
+                             (unsigned)nc);
                 break;
             case CL_SIM_ROUTE_MINHOP:
                 for (int i = 1; i < nc; i++)
@@ -344,8 +341,8 @@ int cl_sim_route_nics(cl_sim_machine *m, int src, int dst, int nic_src, int nic_
     int len = append_local(m, na, ga, m->gpus + nic_src, path, 0, max, &allnv);
     if (len < 0)
         return -1;
-    int n = cl_sim_route_fabric(m, na * m->nics + nic_src, nb * m->nics + nic_dst, qp,
-                                path + len, max - len);
+    int n = cl_sim_route_fabric(m, na * m->nics + nic_src, nb * m->nics + nic_dst, qp, path + len,
+                                max - len);
     if (n < 0)
         return -1;
     len = append_local(m, nb, m->gpus + nic_dst, gb, path, len + n, max, &allnv);

@@ -202,8 +202,7 @@ static cl_result run_phase(cl_sim_machine *m, const phase *ph, double *t, long *
             cl_sim_pclass cls;
             len = f->nic >= 0 ? cl_sim_route_nics(m, f->src, f->dst, f->nic, f->nic2, i, path,
                                                   CL_SIM_MAX_PATH, &cls)
-                              : cl_sim_route(m, f->src, f->dst, -1, i, path, CL_SIM_MAX_PATH,
-                                             &cls);
+                              : cl_sim_route(m, f->src, f->dst, -1, i, path, CL_SIM_MAX_PATH, &cls);
             if (len < 0) {
                 rc = CL_ERR_INVALID;
                 break;
@@ -250,12 +249,12 @@ static double edge_lat(cl_sim_machine *m, int src, int dst, int nic, int tree, i
 
 /* What a schedule costs before the protocol is applied. */
 typedef struct cost {
-    double bw_s;               /* bytes time at full link bandwidth */
+    double bw_s;                  /* bytes time at full link bandwidth */
     double lat_s[CL_PROTO_COUNT]; /* base + hops, per protocol */
     int protos_ok[CL_PROTO_COUNT];
     int nch;
     long nflows;
-    double busbw_cap;          /* GB/s, a bus bandwidth the algorithm never exceeds; 0 none */
+    double busbw_cap; /* GB/s, a bus bandwidth the algorithm never exceeds; 0 none */
 } cost;
 
 /* The NICs a ring edge a -> b of channel ch leaves and enters by: NIC ch on
@@ -342,8 +341,7 @@ static cl_result tree_cost(cl_sim_machine *m, double bytes, cost *c)
             }
         for (int t = 0; t < 2 && N > 1; t++)
             for (int x = 0; x < N; x++) {
-                int px = btree_parent(t == 0 ? x : (N % 2 == 0 ? N - 1 - x : (x + N - 1) % N),
-                                      N);
+                int px = btree_parent(t == 0 ? x : (N % 2 == 0 ? N - 1 - x : (x + N - 1) % N), N);
                 if (px < 0)
                     continue;
                 int py = t == 0 ? px : (N % 2 == 0 ? N - 1 - px : (px + 1) % N);
@@ -377,9 +375,9 @@ static cl_result tree_cost(cl_sim_machine *m, double bytes, cost *c)
 
 /* Ring allreduce (or RS/AG when steps given) among `k` ranks first + i*stride,
  * for every group, all groups at once. Returns bytes time of one step x steps. */
-static cl_result group_ring(cl_sim_machine *m, int ngroups, int k, int (*rank_of)(
-                                const cl_sim_machine *, int, int), int nsteps, double chunk,
-                            int nic_by_local, double *t_out, long *nflows)
+static cl_result group_ring(cl_sim_machine *m, int ngroups, int k,
+                            int (*rank_of)(const cl_sim_machine *, int, int), int nsteps,
+                            double chunk, int nic_by_local, double *t_out, long *nflows)
 {
     phase ph = {0};
     cl_result rc = CL_OK;
@@ -398,15 +396,9 @@ static cl_result group_ring(cl_sim_machine *m, int ngroups, int k, int (*rank_of
     return rc;
 }
 
-static int intra_rank(const cl_sim_machine *m, int node, int i)
-{
-    return node * m->gpus + i;
-}
+static int intra_rank(const cl_sim_machine *m, int node, int i) { return node * m->gpus + i; }
 
-static int inter_rank(const cl_sim_machine *m, int local, int i)
-{
-    return i * m->gpus + local;
-}
+static int inter_rank(const cl_sim_machine *m, int local, int i) { return i * m->gpus + local; }
 
 /* NVLS port flows: every GPU of every node sends `up` and receives `down` bytes. */
 static cl_result nvls_phase(cl_sim_machine *m, double up, double down, double *t, long *nf)
@@ -482,15 +474,13 @@ static cl_result nvls_multi_cost(cl_sim_machine *m, double bytes, int tree, cost
         int nic = m->gpu_nic[i];
         if (!tree) {
             for (int x = 0; x < N; x++)
-                if (add(&ph, x * G + i, (x + 1) % N * G + i, nic, -1,
-                        2.0 * (N - 1) / N * shard))
+                if (add(&ph, x * G + i, (x + 1) % N * G + i, nic, -1, 2.0 * (N - 1) / N * shard))
                     rc = CL_ERR_NOMEM;
             continue;
         }
         for (int t = 0; t < 2; t++)
             for (int x = 0; x < N; x++) {
-                int px = btree_parent(t == 0 ? x : (N % 2 == 0 ? N - 1 - x : (x + N - 1) % N),
-                                      N);
+                int px = btree_parent(t == 0 ? x : (N % 2 == 0 ? N - 1 - x : (x + N - 1) % N), N);
                 if (px < 0)
                     continue;
                 int py = t == 0 ? px : (N % 2 == 0 ? N - 1 - px : (px + 1) % N);
@@ -580,15 +570,13 @@ static cl_result algo_cost(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo, d
         return alltoall_cost(m, bytes, c);
     }
     switch (algo) {
-    case CL_ALGO_RING:
-        return ring_cost(m, coll, bytes, c);
+    case CL_ALGO_RING: return ring_cost(m, coll, bytes, c);
     case CL_ALGO_TREE:
     case CL_ALGO_NVLS:
     case CL_ALGO_NVLS_TREE:
     case CL_ALGO_HIER:
         if (coll != CL_COLL_ALLREDUCE) {
-            cl_set_error("algorithm '%s' is modelled for allreduce only",
-                         cl_algo_name(algo));
+            cl_set_error("algorithm '%s' is modelled for allreduce only", cl_algo_name(algo));
             return CL_ERR_UNSUPPORTED;
         }
         if (algo == CL_ALGO_TREE)
@@ -596,8 +584,7 @@ static cl_result algo_cost(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo, d
         if (algo == CL_ALGO_NVLS || algo == CL_ALGO_NVLS_TREE)
             return nvls_cost(m, bytes, algo == CL_ALGO_NVLS_TREE, c);
         return hier_cost(m, bytes, 0, c);
-    default:
-        return CL_ERR_INVALID;
+    default: return CL_ERR_INVALID;
     }
 }
 
@@ -615,8 +602,8 @@ static double best_proto(const cl_sim_machine *m, const cost *c, cl_coll_kind co
         double bw = c->bw_s / (s->proto_eff[p] > 0 ? s->proto_eff[p] : 1);
         if (c->busbw_cap > 0 && busbytes / (c->busbw_cap * 1e9) > bw)
             bw = busbytes / (c->busbw_cap * 1e9);
-        if (p == CL_PROTO_LL && s->ll_max_gbps[idx] > 0 && busbytes / (s->ll_max_gbps[idx] * 1e9)
-                                                                > bw)
+        if (p == CL_PROTO_LL && s->ll_max_gbps[idx] > 0 &&
+            busbytes / (s->ll_max_gbps[idx] * 1e9) > bw)
             bw = busbytes / (s->ll_max_gbps[idx] * 1e9);
         double t = s->launch_us * US + c->lat_s[p] + bw;
         if (t < best) {
@@ -627,8 +614,8 @@ static double best_proto(const cl_sim_machine *m, const cost *c, cl_coll_kind co
     return best;
 }
 
-cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo,
-                                 double bytes, cl_sim_result *out)
+cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo, double bytes,
+                                 cl_sim_result *out)
 {
     memset(out, 0, sizeof *out);
     if (!(bytes >= 0) || !isfinite(bytes) || coll < 0 || coll >= CL_COLL_KIND_COUNT) {

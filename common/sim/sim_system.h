@@ -12,10 +12,9 @@
 #include "coll.h"
 #include "result.h"
 
-#define CL_SIM_NAME_LEN 64
-#define CL_SIM_PATH_LEN 512
+#define CL_SIM_NAME_LEN    64
+#define CL_SIM_PATH_LEN    512
 #define CL_SIM_MAX_NVPAIRS 64
-
 
 typedef enum cl_sim_node_kind {
     CL_SIM_NODE_NVSWITCH, /* every GPU has one port of nvlinks_per_gpu links to an NVSwitch */
@@ -30,9 +29,9 @@ typedef enum cl_sim_fabric_kind {
 } cl_sim_fabric_kind;
 
 typedef enum cl_sim_routing {
-    CL_SIM_ROUTE_DMODK,  /* destination mod k over up-ports (Zahavi) */
-    CL_SIM_ROUTE_ECMP,   /* seeded hash of (src, dst, qp) */
-    CL_SIM_ROUTE_MINHOP  /* min-hop, ties to the up-port with the fewest routes so far */
+    CL_SIM_ROUTE_DMODK, /* destination mod k over up-ports (Zahavi) */
+    CL_SIM_ROUTE_ECMP,  /* seeded hash of (src, dst, qp) */
+    CL_SIM_ROUTE_MINHOP /* min-hop, ties to the up-port with the fewest routes so far */
 } cl_sim_routing;
 
 /* How ring channels cross nodes (cl_sim_overrides.ring_order). */
@@ -48,40 +47,38 @@ typedef struct cl_sim_nvpair {
 
 typedef struct cl_sim_system {
     char name[CL_SIM_NAME_LEN];
-    char path[CL_SIM_PATH_LEN];      /* the file it came from */
+    char path[CL_SIM_PATH_LEN]; /* the file it came from */
     int nodes, gpus_per_node, nics_per_node;
     cl_sim_node_kind node;
     int nvlinks_per_gpu;
-    double nvlink_gbps;              /* per link, per direction, NCCL effective */
+    double nvlink_gbps; /* per link, per direction, NCCL effective */
     int nnvpairs;
     cl_sim_nvpair nvpairs[CL_SIM_MAX_NVPAIRS];
-    int cpus;                        /* NUMA domains per node */
+    int cpus; /* NUMA domains per node */
     int gpus_per_pcie_switch, nics_per_pcie_switch;
     double pcie_gbps, sys_gbps;
-    double nic_gbps;                 /* line rate, Gb/s */
-    double nic_eff_gbps;             /* effective per NIC, GB/s */
-    int nvls;                        /* NVLink SHARP available */
+    double nic_gbps;     /* line rate, Gb/s */
+    double nic_eff_gbps; /* effective per NIC, GB/s */
+    int nvls;            /* NVLink SHARP available */
     double nvls_eff;
     cl_sim_fabric_kind fabric;
     int fabric_radix, su_nodes;
     double oversubscription;
     cl_sim_routing routing;
     unsigned ecmp_seed;
-    int pxn;                         /* 1: p2p traffic relayed to the receiver's rail (NCCL PXN) */
+    int pxn; /* 1: p2p traffic relayed to the receiver's rail (NCCL PXN) */
     double nvswitch_hop_us, fabric_hop_us;
     double lat_ring_base[CL_PROTO_COUNT], lat_tree_base[CL_PROTO_COUNT];
-    double lat_ring_nvl[CL_PROTO_COUNT], lat_ring_pci[CL_PROTO_COUNT],
-        lat_ring_net[CL_PROTO_COUNT];
-    double lat_tree_nvl[CL_PROTO_COUNT], lat_tree_pci[CL_PROTO_COUNT],
-        lat_tree_net[CL_PROTO_COUNT];
+    double lat_ring_nvl[CL_PROTO_COUNT], lat_ring_pci[CL_PROTO_COUNT], lat_ring_net[CL_PROTO_COUNT];
+    double lat_tree_nvl[CL_PROTO_COUNT], lat_tree_pci[CL_PROTO_COUNT], lat_tree_net[CL_PROTO_COUNT];
     double lat_nvls_us;
     double proto_eff[CL_PROTO_COUNT];
     int proto_enabled[CL_PROTO_COUNT];
-    double ll_max_gbps[3];           /* 1 node, 2 nodes, more */
+    double ll_max_gbps[3]; /* 1 node, 2 nodes, more */
     double simple_net_lat_factor;
-    double tree_ch_max_gbps[3];      /* tree bus bandwidth per channel, 1, 2, >2 nodes; 0 none */
-    double launch_us;                /* fixed cost per collective call */
-    double hbm_gbps;                 /* GPU memory bandwidth, for local copies and reductions */
+    double tree_ch_max_gbps[3]; /* tree bus bandwidth per channel, 1, 2, >2 nodes; 0 none */
+    double launch_us;           /* fixed cost per collective call */
+    double hbm_gbps;            /* GPU memory bandwidth, for local copies and reductions */
 } cl_sim_system;
 
 /* Parse a system file. Returns CL_OK, CL_ERR_IO when it can't be opened,

@@ -1,4 +1,5 @@
-/* test_sim_fabric.c: fabric effects that must emerge from routing and sharing, and the audit's defects.
+/* test_sim_fabric.c: fabric effects that must emerge from routing and sharing, and the audit's
+ * defects.
  *
  * Each test states the physics it checks: D-mod-K spreading destinations over
  * parallel cables, cross-rail traffic through the spines, oversubscription on
@@ -162,9 +163,8 @@ static void test_nvls_tree_two_nodes(void **state)
     (void)state;
     cl_sim_result r;
     cl_sim_overrides ov = {.nodes = 2, .routing = -1};
-    assert_int_equal(cl_sim_predict("dgx-h100", &ov, CL_COLL_ALLREDUCE, CL_ALGO_AUTO, 9663676416.0,
-                                    &r),
-                     CL_OK);
+    assert_int_equal(
+        cl_sim_predict("dgx-h100", &ov, CL_COLL_ALLREDUCE, CL_ALGO_AUTO, 9663676416.0, &r), CL_OK);
     assert_int_equal(r.algo, CL_ALGO_NVLS_TREE);
     double ring = busbw("dgx-h100", ov, CL_COLL_ALLREDUCE, CL_ALGO_RING, 9663676416.0);
     double nvls = busbw("dgx-h100", ov, CL_COLL_ALLREDUCE, CL_ALGO_NVLS, 9663676416.0);
