@@ -80,6 +80,7 @@ typedef struct sim_req {
 typedef struct sim_rank {
     sim_comm world;
     ucontext_t ctx;
+    void *sp;         /* saved stack pointer (fast switch) */
     void *stack;
     int state;
     int *live;        /* slots of this rank's requests */
@@ -105,7 +106,13 @@ typedef struct sim_world {
     sim_req *q;
     int nq, capq, free_q;
     ucontext_t sched;
+    void *sched_sp;
     int current;
+    /* scheduling state kept incrementally, so an event costs no scan of all ranks */
+    uint64_t *runnable;    /* bitmap of R_RUNNABLE ranks */
+    int alive, external;   /* ranks not R_DONE; ranks in R_EXTERNAL */
+    struct sleeper *sleep; /* min-heap of (wake, rank) of R_SLEEPING ranks */
+    int nsleep, cap_sleep;
     size_t stack_bytes;
     int next_group;
     cl_result external_rc; /* the idle hook failed: every external wait fails */
@@ -113,6 +120,11 @@ typedef struct sim_world {
     cl_rank_body body;
     void *arg;
 } sim_world;
+
+typedef struct sleeper {
+    double wake;
+    int rank;
+} sleeper;
 
 static sim_world *W;
 static cl_result (*idle_hook)(void);
@@ -123,10 +135,118 @@ void cl_sim_set_idle(cl_result (*idle)(void)) { idle_hook = idle; }
 
 static sim_rank *me(cl_comm *c) { return &W->r[c->world_rank]; }
 
+/* Switching between the scheduler and a rank. ucontext's swapcontext saves and
+ * restores the signal mask, two system calls per switch, and the scheduler
+ * switches once per rank wake-up: on x86-64 (without sanitizers, which must see
+ * every stack switch) only the callee-saved registers are exchanged. */
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define FAST_SWITCH 1
+void cl_sim_ctx_switch(void **save_sp, void *to_sp);
+__asm__(".text\n"
+        ".globl cl_sim_ctx_switch\n"
+        ".type cl_sim_ctx_switch,@function\n"
+        "cl_sim_ctx_switch:\n"
+        "    pushq %rbp\n"
+        "    pushq %rbx\n"
+        "    pushq %r12\n"
+        "    pushq %r13\n"
+        "    pushq %r14\n"
+        "    pushq %r15\n"
+        "    movq %rsp, (%rdi)\n"
+        "    movq %rsi, %rsp\n"
+        "    popq %r15\n"
+        "    popq %r14\n"
+        "    popq %r13\n"
+        "    popq %r12\n"
+        "    popq %rbx\n"
+        "    popq %rbp\n"
+        "    ret\n"
+        ".size cl_sim_ctx_switch, .-cl_sim_ctx_switch\n");
+#else
+#define FAST_SWITCH 0
+#endif
+
+static void to_sched(sim_rank *r)
+{
+#if FAST_SWITCH
+    cl_sim_ctx_switch(&r->sp, W->sched_sp);
+#else
+    swapcontext(&r->ctx, &W->sched);
+#endif
+}
+
+static void to_rank(sim_rank *r)
+{
+#if FAST_SWITCH
+    cl_sim_ctx_switch(&W->sched_sp, r->sp);
+#else
+    swapcontext(&W->sched, &r->ctx);
+#endif
+}
+
+static void sleep_push(double wake, int rank)
+{
+    if (cl_sim_grow((void **)&W->sleep, &W->cap_sleep, W->nsleep + 1, sizeof *W->sleep))
+        abort(); /* a few bytes per rank: cannot fail short of a broken heap */
+    sleeper *h = W->sleep;
+    int i = W->nsleep++;
+    h[i] = (sleeper){wake, rank};
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (h[p].wake < h[i].wake || (h[p].wake == h[i].wake && h[p].rank < h[i].rank))
+            break;
+        sleeper t = h[p];
+        h[p] = h[i];
+        h[i] = t;
+        i = p;
+    }
+}
+
+static sleeper sleep_pop(void)
+{
+    sleeper *h = W->sleep, top = h[0];
+    h[0] = h[--W->nsleep];
+    for (int i = 0;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < W->nsleep &&
+            (h[l].wake < h[m].wake || (h[l].wake == h[m].wake && h[l].rank < h[m].rank)))
+            m = l;
+        if (r < W->nsleep &&
+            (h[r].wake < h[m].wake || (h[r].wake == h[m].wake && h[r].rank < h[m].rank)))
+            m = r;
+        if (m == i)
+            break;
+        sleeper t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* Every change of a rank's state goes through here, keeping the counters. */
+static void set_state(sim_rank *r, int state)
+{
+    int i = (int)(r - W->r);
+    if (r->state == R_RUNNABLE)
+        W->runnable[i / 64] &= ~((uint64_t)1 << (i % 64));
+    if (r->state == R_EXTERNAL)
+        W->external--;
+    if (r->state != R_DONE && state == R_DONE)
+        W->alive--;
+    r->state = state;
+    if (state == R_RUNNABLE)
+        W->runnable[i / 64] |= (uint64_t)1 << (i % 64);
+    if (state == R_EXTERNAL)
+        W->external++;
+    if (state == R_SLEEPING)
+        sleep_push(r->wake, i);
+}
+
 static void yield_as(sim_rank *r, int state)
 {
-    r->state = state;
-    swapcontext(&r->ctx, &W->sched);
+    set_state(r, state);
+    to_sched(r);
 }
 
 /* --- requests and matching ---------------------------------------------------------------- */
@@ -196,7 +316,7 @@ static void finish(int i, cl_result rc, const char *why)
     }
     sim_rank *o = &W->r[q->owner];
     if (q->waited && --o->pending == 0 && o->state == R_BLOCKED)
-        o->state = R_RUNNABLE;
+        set_state(o, R_RUNNABLE);
 }
 
 static cl_result start_flow(int s, int v)
@@ -406,7 +526,7 @@ static void release(sim_group *g)
         sim_rank *o = &W->r[g->world[i]];
         if (o->state == R_BARRIER && o->at == g) {
             o->at = NULL;
-            o->state = R_RUNNABLE;
+            set_state(o, R_RUNNABLE);
         }
     }
 }
@@ -728,7 +848,7 @@ cl_result cl_sim_wait_external(cl_comm *c)
 void cl_sim_wake(int world_rank)
 {
     if (W && world_rank >= 0 && world_rank < W->n && W->r[world_rank].state == R_EXTERNAL)
-        W->r[world_rank].state = R_RUNNABLE;
+        set_state(&W->r[world_rank], R_RUNNABLE);
 }
 
 /* --- scheduling ------------------------------------------------------------------------- */
@@ -740,8 +860,13 @@ static void rank_main(void)
     r->rc = W->body(&r->world.base, W->arg);
     if (r->rc != CL_OK)
         snprintf(r->err, sizeof r->err, "%s", cl_last_error());
-    r->state = R_DONE;
+    set_state(r, R_DONE);
+#if FAST_SWITCH
+    void *dead;
+    cl_sim_ctx_switch(&dead, W->sched_sp); /* never resumed */
+#else
     setcontext(&W->sched);
+#endif
 }
 
 /* Nothing can run and nothing is in flight: fail every waiting rank, saying what it waits for. */
@@ -777,7 +902,7 @@ static void break_deadlock(void)
                 finish(r->live[k], CL_ERR_BACKEND, why);
         if (r->state == R_BARRIER) {
             r->at->arrived = 0;
-            r->state = R_RUNNABLE;
+            set_state(r, R_RUNNABLE);
             r->at = NULL;
         }
     }
@@ -786,49 +911,59 @@ static void break_deadlock(void)
         W->r[i].in_head = W->r[i].in_tail = W->r[i].rq_head = W->r[i].rq_tail = -1;
 }
 
+/* The lowest runnable rank >= from, or -1. */
+static int next_runnable(int from)
+{
+    int words = (W->n + 63) / 64;
+    for (int wi = from / 64; wi < words; wi++) {
+        uint64_t bits = W->runnable[wi];
+        if (wi == from / 64 && from % 64)
+            bits &= ~(((uint64_t)1 << (from % 64)) - 1);
+        if (bits)
+            return wi * 64 + __builtin_ctzll(bits);
+    }
+    return -1;
+}
+
 static cl_result schedule(void)
 {
     enum { BATCH = 4096 };
     static int done[BATCH];
     for (;;) {
+        /* run the runnable ranks in rank order, sweeping again while any ran */
         for (int ran = 1; ran;) {
             ran = 0;
-            for (int i = 0; i < W->n; i++)
+            for (int i = next_runnable(0); i >= 0; i = next_runnable(i + 1))
                 while (W->r[i].state == R_RUNNABLE) {
                     W->current = i;
-                    swapcontext(&W->sched, &W->r[i].ctx);
+                    to_rank(&W->r[i]);
                     ran = 1;
                 }
         }
-        int alive = 0, external = 0;
-        double wake = INFINITY;
-        for (int i = 0; i < W->n; i++) {
-            alive += W->r[i].state != R_DONE;
-            external += W->r[i].state == R_EXTERNAL;
-            if (W->r[i].state == R_SLEEPING && W->r[i].wake < wake)
-                wake = W->r[i].wake;
-        }
-        if (!alive)
+        if (!W->alive)
             return CL_OK;
-        if (external) {
+        if (W->external) {
             cl_result rc = idle_hook ? idle_hook() : CL_ERR_INVALID;
             if (rc != CL_OK) {
                 W->external_rc = rc;
                 for (int i = 0; i < W->n; i++)
                     if (W->r[i].state == R_EXTERNAL)
-                        W->r[i].state = R_RUNNABLE;
+                        set_state(&W->r[i], R_RUNNABLE);
             }
             continue;
         }
+        double wake = W->nsleep ? W->sleep[0].wake : INFINITY;
         int k = cl_sim_engine_step(&W->e, wake, done, BATCH);
         if (k < 0) {
             break_deadlock();
             continue;
         }
         if (k == 0)
-            for (int i = 0; i < W->n; i++)
-                if (W->r[i].state == R_SLEEPING && W->r[i].wake <= W->e.now)
-                    W->r[i].state = R_RUNNABLE;
+            while (W->nsleep && W->sleep[0].wake <= W->e.now) {
+                sleeper z = sleep_pop();
+                if (W->r[z.rank].state == R_SLEEPING)
+                    set_state(&W->r[z.rank], R_RUNNABLE);
+            }
         for (int j = 0; j < k; j++)
             deliver((int)W->e.f[done[j]].tag);
         if (k > 0 && W->e.nlive == 0)
@@ -894,6 +1029,9 @@ cl_result cl_sim_launch(const cl_launch_opts *o, cl_rank_body body, void *arg)
                         !(world = calloc(1, sizeof *world)) ||
                         !(world->world = malloc((size_t)n * sizeof(int)))))
         rc = CL_ERR_NOMEM;
+    if (rc == CL_OK && !(w->runnable = calloc((size_t)(n + 63) / 64, sizeof *w->runnable)))
+        rc = CL_ERR_NOMEM;
+    w->alive = n;
     W = w;
     if (rc == CL_OK) {
         world->id = w->next_group++;
@@ -913,12 +1051,26 @@ cl_result cl_sim_launch(const cl_launch_opts *o, cl_rank_body body, void *arg)
             rc = CL_ERR_NOMEM;
             break;
         }
+#if FAST_SWITCH
+        /* a frame that cl_sim_ctx_switch "returns" into rank_main from: six
+         * callee-saved registers, then rank_main's address, then a dummy return
+         * address, leaving rsp = 8 mod 16 at its entry as after a call */
+        uintptr_t top = ((uintptr_t)r->stack + w->stack_bytes) & ~(uintptr_t)15;
+        void **sp = (void **)top;
+        *--sp = NULL;
+        *--sp = (void *)(uintptr_t)rank_main;
+        for (int k = 0; k < 6; k++)
+            *--sp = NULL;
+        r->sp = sp;
+#else
         getcontext(&r->ctx);
         r->ctx.uc_stack.ss_sp = r->stack;
         r->ctx.uc_stack.ss_size = w->stack_bytes;
         r->ctx.uc_link = NULL;
         makecontext(&r->ctx, rank_main, 0);
-        r->state = R_RUNNABLE;
+#endif
+        r->state = R_BLOCKED;
+        set_state(r, R_RUNNABLE);
     }
     if (rc == CL_OK)
         rc = schedule();
@@ -947,6 +1099,8 @@ cl_result cl_sim_launch(const cl_launch_opts *o, cl_rank_body body, void *arg)
     for (int i = 0; i < w->nq; i++)
         free(w->q[i].why);
     free(w->r);
+    free(w->runnable);
+    free(w->sleep);
     free(w->q);
     free(w->broken);
     cl_sim_engine_free(&w->e);
