@@ -55,6 +55,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory check-skeletons
 	$(Q)$(MAKE) --no-print-directory unit-test
 	$(Q)$(MAKE) --no-print-directory same-algo-test
+	$(Q)$(MAKE) --no-print-directory sim-cli-test
 	$(Q)$(MAKE) --no-print-directory grader-test
 	$(Q)$(MAKE) --no-print-directory lab-test
 	$(Q)$(MAKE) --no-print-directory exploit-test
@@ -63,6 +64,10 @@ test: deps
 
 deps:
 	$(Q)$(PYTHON) scripts/deps.py --tests
+
+# `commlab sim`: bad input refused with one line, the D-mod-K repro, --topo, --system FILE.
+sim-cli-test: cli
+	$(Q)$(PYTHON) -m unittest tests.sim.test_cli $(if $(V),-v)
 
 # The same student algorithm must give identical results on MPI and on the simulator.
 $(BUILD)/tests/same_algo: tests/sim/same_algo.c $(LIBCOMMLAB)
