@@ -629,9 +629,12 @@ cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_coll_kind coll, cl_algo a
         if (coll == CL_COLL_ALLREDUCE) {
             cands[nc++] = CL_ALGO_TREE;
             if (m->sys.nvls && m->sys.node == CL_SIM_NODE_NVSWITCH) {
-                if (m->nodes > 1) /* first on a tie: NCCL's choice on two nodes */
+                if (m->nodes > 1)
                     cands[nc++] = CL_ALGO_NVLS_TREE;
-                cands[nc++] = CL_ALGO_NVLS;
+                /* across nodes NCCL runs NVLS only with in-network reduction
+                 * (CollNet/SHARP); without it, NVLS-Tree */
+                if (m->nodes == 1 || m->sys.net_sharp)
+                    cands[nc++] = CL_ALGO_NVLS;
             }
         }
     } else {

@@ -44,6 +44,7 @@ static const key keys[] = {
     {"oversubscription", K_DBL, F(oversubscription), 0},
     {"routing", K_ROUTING, F(routing), 1},
     {"pxn", K_INT, F(pxn), 0},
+    {"net_sharp", K_INT, F(net_sharp), 0},
     {"ecmp_seed", K_INT, F(ecmp_seed), 0},
     {"nvswitch_hop_us", K_DBL, F(nvswitch_hop_us), 0},
     {"fabric_hop_us", K_DBL, F(fabric_hop_us), 1},
