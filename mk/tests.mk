@@ -85,7 +85,7 @@ $(BUILD)/bench/sim_scale: bench/sim_scale.c $(LIBCOMMLAB)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBCOMMLAB) $(LDLIBS)
 
-BENCH_RANKS ?= 128 256
+BENCH_RANKS ?= 256 1024
 bench: $(BUILD)/bench/sim_scale
 	$(Q)$(BUILD)/bench/sim_scale
 	$(Q)bench/student_path.sh $(BUILD) $(BENCH_RANKS)

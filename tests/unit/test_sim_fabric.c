@@ -117,6 +117,28 @@ static void test_ring_order_crosses_rails(void **state)
     assert_true(naive11 > naive);
 }
 
+/* Rail against non-rail at SuperPOD scale (128 DGX H100, 1,024 GPUs, 2:1
+ * spines, 16 GiB ring): on a rail fabric a ring that crosses rails between
+ * nodes climbs to the thinned spines and slows; on a leaf-spine fabric the
+ * NICs of a node share a leaf, so the same ring order costs nothing. */
+static void test_rail_vs_leafspine_superpod(void **state)
+{
+    (void)state;
+    double s16 = 17179869184.0, bw[2][2];
+    for (int f = 0; f < 2; f++)
+        for (int o = 0; o < 2; o++) {
+            cl_sim_overrides ov = {.nodes = 128, .routing = -1, .oversubscription = 2,
+                                   .fabric = 1 + (f ? CL_SIM_FABRIC_LEAFSPINE
+                                                    : CL_SIM_FABRIC_RAIL),
+                                   .ring_order = o ? CL_SIM_RING_NAIVE : CL_SIM_RING_RAIL};
+            bw[f][o] = busbw("dgx-h100", ov, CL_COLL_ALLREDUCE, CL_ALGO_RING, s16);
+        }
+    printf("128 nodes 2:1 ring: rail fabric %.1f (naive %.1f), leaf-spine %.1f (naive %.1f)\n",
+           bw[0][0], bw[0][1], bw[1][0], bw[1][1]);
+    assert_true(bw[0][1] < 0.7 * bw[0][0]);
+    assert_true(bw[1][1] > 0.95 * bw[1][0]);
+}
+
 /* Oversubscription takes uplinks away on every fabric type: a 1 GiB AlltoAll
  * over 64 nodes (rail: two units; leaf-spine and fat tree: many leaves) slows. */
 static void test_oversubscription_every_fabric(void **state)
@@ -251,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_dmodk_alltoall_uses_every_cable),
         cmocka_unit_test(test_cross_rail_paths),
         cmocka_unit_test(test_ring_order_crosses_rails),
+        cmocka_unit_test(test_rail_vs_leafspine_superpod),
         cmocka_unit_test(test_oversubscription_every_fabric),
         cmocka_unit_test(test_ecmp_collisions),
         cmocka_unit_test(test_tapering_alltoall_not_ring),
