@@ -27,8 +27,8 @@
 #include "sim_graph.h"
 #include "topo.h"
 
-#define CL_SIM_TOPO_MAX_GPUS    64
-#define CL_SIM_TOPO_MAX_HOPS    8
+#define CL_SIM_TOPO_MAX_GPUS 64
+#define CL_SIM_TOPO_MAX_HOPS 8
 #define CL_SIM_TOPO_MAX_NVLINKS 18 /* links of one GPU (NVLink4, H100) */
 
 /* NCCL's bandwidths (GB/s, one direction) for the links of one machine. */
@@ -43,7 +43,7 @@ typedef struct cl_sim_topo_params {
  * is the NCCL path type name of that route ("NVL", "PIX", "PXB", "PHB", "SYS"). */
 typedef struct cl_sim_topo_net {
     int ngpus;
-    int nvswitch; /* 1 when the NVLinks go to an NVSwitch */
+    int nvswitch;     /* 1 when the NVLinks go to an NVSwitch */
     cl_sim_graph g;
     int gpu_v[CL_SIM_TOPO_MAX_GPUS];
     int npath[CL_SIM_TOPO_MAX_GPUS][CL_SIM_TOPO_MAX_GPUS];
