@@ -2,19 +2,23 @@
  *
  * Execution. cl_launch() builds the machine of opts->system (enough nodes for
  * opts->nranks; rank r is GPU r % G of node r / G) and runs every rank's body
- * as a ucontext coroutine on the calling thread. A rank runs until it blocks
+ * as a coroutine on the calling thread (a register-only switch on x86-64,
+ * ucontext elsewhere and under sanitizers). A rank runs until it blocks
  * (a wait, a barrier, local work, a wait for the student's program); the
  * scheduler runs the runnable ranks in rank order; when none is left it first
  * lets the student's program answer (cl_sim_set_idle), and only then advances
- * the flow engine to the next event. Every choice is made in rank or flow
+ * the flow engine to the next event. Runnable ranks are a bitmap and sleeping
+ * ranks a heap, so an event costs no pass over all ranks. Every choice is made in rank or flow
  * order, so virtual times and results are identical on every run.
  *
  * Transfers (rendezvous, as NCCL's send/recv): a send and a receive match in
  * posting order per (communicator, sender, receiver). When both are posted, a
  * flow from the sender's GPU to the receiver's GPU starts at the current
- * virtual time. It is routed like NCCL traffic: NVLink or PCIe inside a node;
- * between nodes through the sender GPU's own NIC and the same rail at the far
- * end. It first waits its latency: NCCL's per-hop latency of the path's class
+ * virtual time. It is routed like NCCL's p2p traffic (cl_sim_route, nic < 0):
+ * NVLink or PCIe inside a node; between nodes, with PXN (the system's `pxn`,
+ * on by default) relayed over NVLink to the receiver's rail, without it out
+ * by the sender GPU's NIC and in by the receiver GPU's NIC, crossing rails
+ * through the spines when they differ. It first waits its latency: NCCL's per-hop latency of the path's class
  * for the Simple protocol (lat_ring_{nvl,pci,net}_us[Simple] of the system
  * file) plus the link latencies on the path; then it moves its bytes at the
  * max-min fair rate the engine gives it. Both requests complete when the flow
