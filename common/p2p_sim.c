@@ -18,15 +18,13 @@
  * NVLink or PCIe inside a node; between nodes, with PXN (the system's `pxn`,
  * on by default) relayed over NVLink to the receiver's rail, without it out
  * by the sender GPU's NIC and in by the receiver GPU's NIC, crossing rails
- * through the spines when they differ. It first waits its latency: NCCL's per-hop latency of the path's class
- * for the Simple protocol (lat_ring_{nvl,pci,net}_us[Simple] of the system
- * file) plus the link latencies on the path; then it moves its bytes at the
- * max-min fair rate the engine gives it. Both requests complete when the flow
- * does, and the receiver's buffer then holds the sender's contents
- * (sim/sim_data.h: contents are described, never stored, so any size costs
- * the same memory). There is no eager path: a send whose receive is never
- * posted deadlocks, as it can on NCCL, and the scheduler says who waits for
- * whom.
+ * through the spines when they differ. It first waits its latency: NCCL's per-hop latency of the
+ * path's class for the Simple protocol (lat_ring_{nvl,pci,net}_us[Simple] of the system file) plus
+ * the link latencies on the path; then it moves its bytes at the max-min fair rate the engine gives
+ * it. Both requests complete when the flow does, and the receiver's buffer then holds the sender's
+ * contents (sim/sim_data.h: contents are described, never stored, so any size costs the same
+ * memory). There is no eager path: a send whose receive is never posted deadlocks, as it can on
+ * NCCL, and the scheduler says who waits for whom.
  *
  * Costs: a copy of n bytes on a GPU costs 2n/hbm, a reduction 3n/hbm (the
  * system's hbm_gbps); an upload or download crosses PCIe (pcie_gbps); a
@@ -49,7 +47,7 @@
 #include "sim/sim_data.h"
 #include "sim/sim_engine.h"
 
-#define US 1e-6
+#define US     1e-6
 #define POLL_S (1 * US)
 
 enum { OP_SEND, OP_RECV };
@@ -58,10 +56,10 @@ enum { R_RUNNABLE, R_BLOCKED, R_SLEEPING, R_BARRIER, R_EXTERNAL, R_DONE };
 /* The members of a communicator, shared by the comms of its ranks. */
 typedef struct sim_group {
     int id, size, refs;
-    int *world;        /* world rank of each member */
-    int arrived;       /* rendezvous of barrier, split, agree */
+    int *world;  /* world rank of each member */
+    int arrived; /* rendezvous of barrier, split, agree */
     int64_t acc[CL_AGREE_MAX];
-    int *color, *key;  /* split: what each member passed */
+    int *color, *key; /* split: what each member passed */
 } sim_group;
 
 typedef struct sim_comm {
@@ -70,13 +68,13 @@ typedef struct sim_comm {
 } sim_comm;
 
 typedef struct sim_req {
-    int id;           /* unique per owner; 0 when the slot is free */
+    int id;                       /* unique per owner; 0 when the slot is free */
     int kind, owner, peer, group; /* owner, peer: world ranks */
     uintptr_t buf;
     size_t bytes;
-    int matched;      /* slot of the matching request, -1 */
+    int matched; /* slot of the matching request, -1 */
     int done, waited;
-    int next;         /* next in a match queue or the free list, -1 */
+    int next; /* next in a match queue or the free list, -1 */
     cl_result rc;
     char *why;
 } sim_req;
@@ -84,17 +82,17 @@ typedef struct sim_req {
 typedef struct sim_rank {
     sim_comm world;
     ucontext_t ctx;
-    void *sp;         /* saved stack pointer (fast switch) */
+    void *sp; /* saved stack pointer (fast switch) */
     void *stack;
     int state;
-    int *live;        /* slots of this rank's requests */
+    int *live; /* slots of this rank's requests */
     int nlive, caplive;
     int next_id;
-    int pending;      /* waited requests not yet done */
+    int pending; /* waited requests not yet done */
     double wake;
     int in_head, in_tail; /* unmatched sends to this rank, in posting order */
     int rq_head, rq_tail; /* unmatched receives of this rank */
-    sim_group *at;    /* the group of the rendezvous it waits in */
+    sim_group *at;        /* the group of the rendezvous it waits in */
     int64_t agreed[CL_AGREE_MAX];
     sim_comm *split_out;
     cl_result split_rc;
@@ -361,8 +359,8 @@ static void deliver(int s)
     char why[200] = "";
     if (snd->bytes) {
         const cl_buffer *a = cl_buffers_find((void *)snd->buf, snd->bytes, -1, "sim send");
-        const cl_buffer *b = a ? cl_buffers_find((void *)rcv->buf, rcv->bytes, -1, "sim recv")
-                               : NULL;
+        const cl_buffer *b =
+            a ? cl_buffers_find((void *)rcv->buf, rcv->bytes, -1, "sim recv") : NULL;
         if (a && b)
             rc = cl_sim_data_copy(b->impl, rcv->buf - b->base, a->impl, snd->buf - a->base,
                                   snd->bytes);
@@ -408,9 +406,15 @@ static cl_result post(cl_comm *c, int kind, const void *buf, size_t bytes, int p
         return CL_ERR_NOMEM;
     if (++r->next_id <= 0)
         r->next_id = 1;
-    W->q[i] = (sim_req){.id = r->next_id, .kind = kind, .owner = c->world_rank,
-                        .peer = sc->g->world[peer], .group = sc->g->id, .buf = (uintptr_t)buf,
-                        .bytes = bytes, .matched = -1, .next = -1};
+    W->q[i] = (sim_req){.id = r->next_id,
+                        .kind = kind,
+                        .owner = c->world_rank,
+                        .peer = sc->g->world[peer],
+                        .group = sc->g->id,
+                        .buf = (uintptr_t)buf,
+                        .bytes = bytes,
+                        .matched = -1,
+                        .next = -1};
     CL_CHECK(track(r, i));
     *id = r->next_id;
     sim_rank *p = &W->r[W->q[i].peer];
@@ -466,8 +470,7 @@ static cl_result sim_wait(cl_comm *c, int n, const int *reqs)
     for (int i = 0; i < n; i++) {
         int pos, slot = find_live(r, reqs[i], &pos);
         if (slot < 0) {
-            cl_set_error("rank %d: wait for request %d, which is not in flight", c->rank,
-                         reqs[i]);
+            cl_set_error("rank %d: wait for request %d, which is not in flight", c->rank, reqs[i]);
             return CL_ERR_INVALID;
         }
         if (!W->q[slot].done && !W->q[slot].waited) {
@@ -551,8 +554,10 @@ static cl_result sim_agree(cl_comm *c, cl_op op, int64_t *v, int n)
     CL_CHECK(check_broken());
     for (int k = 0; k < n; k++) {
         int64_t x = v[k], *a = &g->acc[k];
-        *a = g->arrived == 0 ? x : op == CL_SUM ? *a + x : op == CL_MAX ? (x > *a ? x : *a)
-                                                                        : (x < *a ? x : *a);
+        *a = g->arrived == 0 ? x
+             : op == CL_SUM  ? *a + x
+             : op == CL_MAX  ? (x > *a ? x : *a)
+                             : (x < *a ? x : *a);
     }
     if (arrive(r, g)) {
         for (int i = 0; i < g->size; i++)
@@ -762,8 +767,8 @@ static void charge(sim_rank *r, double traffic)
         sleep_for(r, traffic / bw);
 }
 
-static cl_result sim_reduce_local(cl_comm *c, void *inout, const void *in, size_t count,
-                                  cl_dtype t, cl_op op)
+static cl_result sim_reduce_local(cl_comm *c, void *inout, const void *in, size_t count, cl_dtype t,
+                                  cl_op op)
 {
     size_t es = cl_dtype_size(t), io, ii;
     cl_sim_data *a = data_of(inout, count * es, &io, "cl_reduce_local");
@@ -795,8 +800,8 @@ static double sim_time(cl_comm *c)
 
 /* --- the harness's data and extras ------------------------------------------------------- */
 
-cl_result cl_sim_fill(cl_comm *c, void *p, size_t count, int t, cl_op op, uint64_t seed,
-                      int owner, int64_t first)
+cl_result cl_sim_fill(cl_comm *c, void *p, size_t count, int t, cl_op op, uint64_t seed, int owner,
+                      int64_t first)
 {
     (void)c;
     size_t off, es = t < 0 ? 1 : cl_dtype_size((cl_dtype)t);
@@ -890,13 +895,15 @@ static void break_deadlock(void)
             used += (size_t)snprintf(list + used, sizeof list - used, "%s%d in a barrier",
                                      used ? ", " : "", i);
         else if (slot >= 0)
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%d %s %d", used ? ", " : "",
-                                     i, W->q[slot].kind == OP_SEND ? "sends to" : "receives from",
-                                     W->q[slot].peer);
+            used += (size_t)snprintf(
+                list + used, sizeof list - used, "%s%d %s %d", used ? ", " : "", i,
+                W->q[slot].kind == OP_SEND ? "sends to" : "receives from", W->q[slot].peer);
     }
     char why[320];
-    snprintf(why, sizeof why, "deadlock at t=%.3f us: every rank waits and no transfer can "
-                              "start (rank %s)", W->e.now / US, list);
+    snprintf(why, sizeof why,
+             "deadlock at t=%.3f us: every rank waits and no transfer can "
+             "start (rank %s)",
+             W->e.now / US, list);
     if (!W->broken)
         W->broken = strdup(why);
     for (int i = 0; i < W->n; i++) {
@@ -1025,13 +1032,14 @@ cl_result cl_sim_launch(const cl_launch_opts *o, cl_rank_body body, void *arg)
     w->body = body;
     w->arg = arg;
     size_t per = ((size_t)4 << 30) / (size_t)n;
-    w->stack_bytes = (per > ((size_t)1 << 20) ? (size_t)1 << 20 : per < (128 << 10) ? 128 << 10
-                                                                                  : per) &
+    w->stack_bytes = (per > ((size_t)1 << 20) ? (size_t)1 << 20
+                      : per < (128 << 10)     ? 128 << 10
+                                              : per) &
                      ~(size_t)4095;
     sim_group *world = NULL;
-    if (rc == CL_OK && (!(w->r = calloc((size_t)n, sizeof *w->r)) ||
-                        !(world = calloc(1, sizeof *world)) ||
-                        !(world->world = malloc((size_t)n * sizeof(int)))))
+    if (rc == CL_OK &&
+        (!(w->r = calloc((size_t)n, sizeof *w->r)) || !(world = calloc(1, sizeof *world)) ||
+         !(world->world = malloc((size_t)n * sizeof(int)))))
         rc = CL_ERR_NOMEM;
     if (rc == CL_OK && !(w->runnable = calloc((size_t)(n + 63) / 64, sizeof *w->runnable)))
         rc = CL_ERR_NOMEM;
