@@ -18,13 +18,15 @@
  * NVLink or PCIe inside a node; between nodes, with PXN (the system's `pxn`,
  * on by default) relayed over NVLink to the receiver's rail, without it out
  * by the sender GPU's NIC and in by the receiver GPU's NIC, crossing rails
- * through the spines when they differ. It first waits its latency: NCCL's per-hop latency of the
- * path's class for the Simple protocol (lat_ring_{nvl,pci,net}_us[Simple] of the system file) plus
- * the link latencies on the path; then it moves its bytes at the max-min fair rate the engine gives
- * it. Both requests complete when the flow does, and the receiver's buffer then holds the sender's
- * contents (sim/sim_data.h: contents are described, never stored, so any size costs the same
- * memory). There is no eager path: a send whose receive is never posted deadlocks, as it can on
- * NCCL, and the scheduler says who waits for whom.
+ * through the spines when they differ. It first waits its latency: NCCL's
+ * per-hop latency of the path's class for the Simple protocol
+ * (lat_ring_{nvl,pci,net}_us[Simple] of the system file) plus the link
+ * latencies on the path; then it moves its bytes at the max-min fair rate the
+ * engine gives it. Both requests complete when the flow does, and the
+ * receiver's buffer then holds the sender's contents (sim/sim_data.h:
+ * contents are described, never stored, so any size costs the same memory).
+ * There is no eager path: a send whose receive is never posted deadlocks, as
+ * it can on NCCL, and the scheduler says who waits for whom.
  *
  * Costs: a copy of n bytes on a GPU costs 2n/hbm, a reduction 3n/hbm (the
  * system's hbm_gbps); an upload or download crosses PCIe (pcie_gbps); a
