@@ -84,7 +84,11 @@ typedef struct sim_req {
 typedef struct sim_rank {
     sim_comm world;
     ucontext_t ctx;
-    void *sp; /* saved stack pointer (fast switch) */
+    void *sp;   /* saved stack pointer (fast switch) */
+    int rc_dst; /* route cache: last receiver + 1 (0: none), its path and latency */
+    int rc_len;
+    double rc_lat;
+    int rc_path[CL_SIM_MAX_PATH];
     void *stack;
     int state;
     int *live; /* slots of this rank's requests */
@@ -336,16 +340,28 @@ static cl_result start_flow(int s, int v)
         finish(v, CL_ERR_INVALID, why);
         return CL_OK;
     }
-    int path[CL_SIM_MAX_PATH];
-    cl_sim_pclass cls;
-    int len = cl_sim_route(&W->m, snd->owner, rcv->owner, -1, 0, path, CL_SIM_MAX_PATH, &cls);
-    if (len < 0)
-        return CL_ERR_BACKEND;
-    const cl_sim_system *y = &W->m.sys;
-    double hw = cls == CL_SIM_P_NVL   ? y->lat_ring_nvl[CL_PROTO_SIMPLE]
-                : cls == CL_SIM_P_PCI ? y->lat_ring_pci[CL_PROTO_SIMPLE]
-                                      : y->lat_ring_net[CL_PROTO_SIMPLE];
-    double lat = snd->owner == rcv->owner ? 0 : hw * US + cl_sim_path_latency(&W->m, path, len);
+    /* The route and latency of the sender's last peer are kept: a rank's
+     * sends mostly go to the same peers (a ring: one), and a pair's route is
+     * fixed, as in the switches' tables. */
+    sim_rank *o = &W->r[snd->owner];
+    if (o->rc_dst != rcv->owner + 1) {
+        cl_sim_pclass cls;
+        int len =
+            cl_sim_route(&W->m, snd->owner, rcv->owner, -1, 0, o->rc_path, CL_SIM_MAX_PATH, &cls);
+        if (len < 0)
+            return CL_ERR_BACKEND;
+        const cl_sim_system *y = &W->m.sys;
+        double hw = cls == CL_SIM_P_NVL   ? y->lat_ring_nvl[CL_PROTO_SIMPLE]
+                    : cls == CL_SIM_P_PCI ? y->lat_ring_pci[CL_PROTO_SIMPLE]
+                                          : y->lat_ring_net[CL_PROTO_SIMPLE];
+        o->rc_lat =
+            snd->owner == rcv->owner ? 0 : hw * US + cl_sim_path_latency(&W->m, o->rc_path, len);
+        o->rc_len = len;
+        o->rc_dst = rcv->owner + 1;
+    }
+    const int *path = o->rc_path;
+    int len = o->rc_len;
+    double lat = o->rc_lat;
     if (cl_sim_engine_add(&W->e, path, len, (double)snd->bytes, lat, 0, s) < 0)
         return CL_ERR_NOMEM;
     return CL_OK;
