@@ -180,7 +180,7 @@ static int start(cl_sim_engine *e, int id)
     }
     if (f->bytes_left <= 0)
         return refile(e, id); /* nothing to move: done now */
-    f->ver++; /* no event until the solve gives it a rate */
+    f->ver++;                 /* no event until the solve gives it a rate */
     return attach(e, id);
 }
 
@@ -222,8 +222,7 @@ static cl_result compact(cl_sim_engine *e)
         for (int k = 0; k < f->path_len; k++) {
             cl_sim_lflows *L = &e->lf[pool[f->path_off + k]];
             for (int j = 0; j < L->n; j++)
-                if (L->id[j] >= 0 && L->id[j] < e->nf && newid[L->id[j]] == id &&
-                    L->id[j] != id) {
+                if (L->id[j] >= 0 && L->id[j] < e->nf && newid[L->id[j]] == id && L->id[j] != id) {
                     L->id[j] = ~id; /* renamed: marked until every list is done */
                     break;
                 }

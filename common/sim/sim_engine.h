@@ -70,7 +70,7 @@ typedef struct cl_sim_engine {
     int *dl, ndl, cap_dl;     /* dirty links */
     int *sf, cap_sf;          /* flows of the current solve */
     int stamp;
-    cl_sim_event *ev;         /* min-heap of next events by (time, flow id) */
+    cl_sim_event *ev; /* min-heap of next events by (time, flow id) */
     int nev, cap_ev;
 } cl_sim_engine;
 

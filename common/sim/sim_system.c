@@ -9,8 +9,18 @@
 
 #include "sim_system.h"
 
-typedef enum { K_INT, K_DBL, K_DBL3, K_DBLN, K_STR, K_NODE, K_FABRIC, K_ROUTING, K_NVPAIRS,
-               K_PROTOS } ktype;
+typedef enum {
+    K_INT,
+    K_DBL,
+    K_DBL3,
+    K_DBLN,
+    K_STR,
+    K_NODE,
+    K_FABRIC,
+    K_ROUTING,
+    K_NVPAIRS,
+    K_PROTOS
+} ktype;
 
 typedef struct key {
     const char *name;
@@ -155,8 +165,8 @@ static int parse_value(const key *k, char *v, cl_sim_system *o, char *why, size_
         return 0;
     }
     case K_STR:
-        if (strlen(v) >= (k->off == offsetof(cl_sim_system, name) ? CL_SIM_NAME_LEN
-                                                                   : CL_SIM_PATH_LEN)) {
+        if (strlen(v) >=
+            (k->off == offsetof(cl_sim_system, name) ? CL_SIM_NAME_LEN : CL_SIM_PATH_LEN)) {
             snprintf(why, whylen, "%s: value too long", k->name);
             return -1;
         }
@@ -215,8 +225,7 @@ static int parse_value(const key *k, char *v, cl_sim_system *o, char *why, size_
         }
         return 0;
     }
-    case K_DBLN:
-        break;
+    case K_DBLN: break;
     }
     snprintf(why, whylen, "%s: unknown value '%s'", k->name, v);
     return -1;
@@ -248,8 +257,7 @@ cl_result cl_sim_system_parse(const char *path, cl_sim_system *out)
     while (fgets(line, sizeof line, f)) {
         lineno++;
         if (!strchr(line, '\n') && !feof(f)) {
-            cl_set_error("%s:%d: line longer than %zu characters", path, lineno,
-                         sizeof line - 2);
+            cl_set_error("%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
             rc = CL_ERR_PARSE;
             break;
         }
@@ -301,9 +309,10 @@ cl_result cl_sim_system_parse(const char *path, cl_sim_system *out)
             cl_set_error("%s:%d: missing required key '%s'", path, lineno, keys[i].name);
             return CL_ERR_PARSE;
         }
-    if (out->node != CL_SIM_NODE_PCIE && (out->nvlink_gbps <= 0 ||
-        (out->node == CL_SIM_NODE_NVSWITCH && out->nvlinks_per_gpu <= 0) ||
-        (out->node == CL_SIM_NODE_NVLINK && out->nnvpairs == 0))) {
+    if (out->node != CL_SIM_NODE_PCIE &&
+        (out->nvlink_gbps <= 0 ||
+         (out->node == CL_SIM_NODE_NVSWITCH && out->nvlinks_per_gpu <= 0) ||
+         (out->node == CL_SIM_NODE_NVLINK && out->nnvpairs == 0))) {
         cl_set_error("%s:%d: node '%s' needs nvlink_gbps and %s", path, lineno,
                      out->node == CL_SIM_NODE_NVLINK ? "nvlink" : "nvswitch",
                      out->node == CL_SIM_NODE_NVLINK ? "nvlink pairs" : "nvlinks_per_gpu");
@@ -318,7 +327,8 @@ cl_result cl_sim_system_parse(const char *path, cl_sim_system *out)
     if (out->nodes < 1 || out->gpus_per_node < 1 || out->cpus < 1 ||
         out->gpus_per_pcie_switch < 1 || out->fabric_radix < 2) {
         cl_set_error("%s:%d: nodes, gpus_per_node, cpus, gpus_per_pcie_switch must be >= 1 "
-                     "and fabric_radix >= 2", path, lineno);
+                     "and fabric_radix >= 2",
+                     path, lineno);
         return CL_ERR_PARSE;
     }
     return CL_OK;

@@ -66,7 +66,7 @@ typedef struct cl_sim_system {
     double oversubscription;
     cl_sim_routing routing;
     unsigned ecmp_seed;
-    int pxn; /* 1: p2p traffic relayed to the receiver's rail (NCCL PXN) */
+    int pxn;       /* 1: p2p traffic relayed to the receiver's rail (NCCL PXN) */
     int net_sharp; /* 1: in-network reduction (IB SHARP): NVLS across nodes */
     double nvswitch_hop_us, fabric_hop_us;
     double lat_ring_base[CL_PROTO_COUNT], lat_tree_base[CL_PROTO_COUNT];

@@ -134,8 +134,10 @@ static void test_engine_retires_an_instant_at_once(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_three_flows_two_links), cmocka_unit_test(test_flow_cap),
-        cmocka_unit_test(test_parking_lot), cmocka_unit_test(test_engine_events),
+        cmocka_unit_test(test_three_flows_two_links),
+        cmocka_unit_test(test_flow_cap),
+        cmocka_unit_test(test_parking_lot),
+        cmocka_unit_test(test_engine_events),
         cmocka_unit_test(test_engine_limit),
         cmocka_unit_test(test_engine_retires_an_instant_at_once),
     };

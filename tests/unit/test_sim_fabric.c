@@ -127,9 +127,10 @@ static void test_rail_vs_leafspine_superpod(void **state)
     double s16 = 17179869184.0, bw[2][2];
     for (int f = 0; f < 2; f++)
         for (int o = 0; o < 2; o++) {
-            cl_sim_overrides ov = {.nodes = 128, .routing = -1, .oversubscription = 2,
-                                   .fabric = 1 + (f ? CL_SIM_FABRIC_LEAFSPINE
-                                                    : CL_SIM_FABRIC_RAIL),
+            cl_sim_overrides ov = {.nodes = 128,
+                                   .routing = -1,
+                                   .oversubscription = 2,
+                                   .fabric = 1 + (f ? CL_SIM_FABRIC_LEAFSPINE : CL_SIM_FABRIC_RAIL),
                                    .ring_order = o ? CL_SIM_RING_NAIVE : CL_SIM_RING_RAIL};
             bw[f][o] = busbw("dgx-h100", ov, CL_COLL_ALLREDUCE, CL_ALGO_RING, s16);
         }
@@ -163,8 +164,8 @@ static void test_oversubscription_every_fabric(void **state)
 static void test_ecmp_collisions(void **state)
 {
     (void)state;
-    cl_sim_overrides ov = {.nodes = 16, .routing = CL_SIM_ROUTE_ECMP,
-                           .ring_order = CL_SIM_RING_NAIVE};
+    cl_sim_overrides ov = {
+        .nodes = 16, .routing = CL_SIM_ROUTE_ECMP, .ring_order = CL_SIM_RING_NAIVE};
     double e = busbw("dgx-h100", ov, CL_COLL_ALLREDUCE, CL_ALGO_RING, 1 << 30);
     ov.routing = CL_SIM_ROUTE_DMODK;
     double d = busbw("dgx-h100", ov, CL_COLL_ALLREDUCE, CL_ALGO_RING, 1 << 30);

@@ -12,7 +12,7 @@
 #include "launch.h"
 #include "p2p.h"
 
-#define NR 8
+#define NR    8
 #define COUNT (NR * 32768) /* floats: 1 MiB per rank, 128 KiB chunks */
 
 typedef struct job {
@@ -53,8 +53,13 @@ static cl_result body(cl_comm *c, void *arg)
     CL_CHECK(cl_mem_upload(c, buf, host, COUNT * 4));
     CL_CHECK(cl_barrier(c));
     if (j->baseline) { /* the library's AllReduce (what NCCL would run), into tmp */
-        cl_coll_args a = {.sendbuf = buf, .recvbuf = tmp, .count = COUNT, .dtype = CL_FLOAT32,
-                          .op = CL_SUM, .scratch = scratch, .scratch_bytes = COUNT * 4};
+        cl_coll_args a = {.sendbuf = buf,
+                          .recvbuf = tmp,
+                          .count = COUNT,
+                          .dtype = CL_FLOAT32,
+                          .op = CL_SUM,
+                          .scratch = scratch,
+                          .scratch_bytes = COUNT * 4};
         CL_CHECK(cl_library_coll(c, CL_COLL_ALLREDUCE, &a));
         CL_CHECK(cl_copy_local(c, buf, tmp, COUNT * 4));
     } else {
@@ -158,8 +163,8 @@ static void test_truncation_rejected(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ring_data_and_time), cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_baseline_allreduce), cmocka_unit_test(test_deadlock_reported),
+        cmocka_unit_test(test_ring_data_and_time),  cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_baseline_allreduce),  cmocka_unit_test(test_deadlock_reported),
         cmocka_unit_test(test_truncation_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
