@@ -190,11 +190,9 @@ static int start(cl_sim_engine *e, int id)
  * long ring) then holds only what is in flight, not every flow it ever ran. */
 static cl_result compact(cl_sim_engine *e)
 {
-    int *order = malloc(((size_t)e->nlive + 1) * sizeof *order);
     int *newid = malloc(((size_t)e->nf + 1) * sizeof *newid);
     int *pool = malloc(((size_t)e->npool + 1) * sizeof *pool);
-    if (!order || !newid || !pool) {
-        free(order);
+    if (!newid || !pool) {
         free(newid);
         free(pool);
         return CL_ERR_NOMEM;
@@ -242,16 +240,9 @@ static cl_result compact(cl_sim_engine *e)
     e->nf = n;
     for (int i = 0; i < e->nlive; i++)
         e->f[e->live[i]].live_pos = i;
-    if (ev_rebuild(e)) {
-        free(order);
-        free(newid);
-        free(pool);
-        return CL_ERR_NOMEM;
-    }
-    free(order);
     free(newid);
     free(pool);
-    return CL_OK;
+    return ev_rebuild(e) ? CL_ERR_NOMEM : CL_OK;
 }
 
 int cl_sim_engine_add(cl_sim_engine *e, const int *path, int len, double bytes, double latency,
