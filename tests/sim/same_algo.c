@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "launch.h"
 #include "p2p.h"
 
 typedef struct job {
