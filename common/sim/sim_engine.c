@@ -324,6 +324,22 @@ static cl_result solve(cl_sim_engine *e)
     int n = component(e);
     if (n < 0)
         return CL_ERR_NOMEM;
+    if (n == 1) { /* alone on its links: the slowest of them, or its cap */
+        int id = e->sf[0];
+        cl_sim_flow *f = &e->f[id];
+        double r = CL_SIM_RATE_UNBOUNDED;
+        for (int k = 0; k < f->path_len; k++) {
+            double b = e->bw[e->pool[f->path_off + k]];
+            r = b < r ? b : r;
+        }
+        if (f->cap > 0 && f->cap < r)
+            r = f->cap;
+        advance(e, id, e->now);
+        f->rate = r;
+        e->dirty = 0;
+        e->solves++;
+        return refile(e, id) ? CL_ERR_NOMEM : CL_OK;
+    }
     int plen = 0;
     for (int j = 0; j < n; j++)
         plen += e->f[e->sf[j]].path_len;
