@@ -2,8 +2,7 @@
  *
  * Execution. cl_launch() builds the machine of opts->system (enough nodes for
  * opts->nranks; rank r is GPU r % G of node r / G) and runs every rank's body
- * as a coroutine on the calling thread (a register-only switch on x86-64,
- * ucontext elsewhere and under sanitizers). A rank runs until it blocks
+ * as a coroutine on the calling thread (coroutine.h). A rank runs until it blocks
  * (a wait, a barrier, local work, a wait for the student's program); the
  * scheduler runs the runnable ranks in rank order; when none is left it first
  * lets the student's program answer (cl_sim_set_idle), and only then advances
@@ -38,10 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <ucontext.h>
 
 #include "buffers.h"
+#include "coroutine.h"
 #include "launch.h"
 #include "p2p_backend.h"
 #include "p2p_sim.h"
@@ -83,13 +81,11 @@ typedef struct sim_req {
 
 typedef struct sim_rank {
     sim_comm world;
-    ucontext_t ctx;
-    void *sp;   /* saved stack pointer (fast switch) */
+    cl_coro coro;
     int rc_dst; /* route cache: last receiver + 1 (0: none), its path and latency */
     int rc_len;
     double rc_lat;
     int rc_path[CL_SIM_MAX_PATH];
-    void *stack;
     int state;
     int *live; /* slots of this rank's requests */
     int nlive, caplive;
@@ -113,8 +109,7 @@ typedef struct sim_world {
     int n;
     sim_req *q;
     int nq, capq, free_q;
-    ucontext_t sched;
-    void *sched_sp;
+    cl_coro sched;
     int current;
     /* scheduling state kept incrementally, so an event costs no scan of all ranks */
     uint64_t *runnable;    /* bitmap of R_RUNNABLE ranks */
@@ -143,54 +138,9 @@ void cl_sim_set_idle(cl_result (*idle)(void)) { idle_hook = idle; }
 
 static sim_rank *me(cl_comm *c) { return &W->r[c->world_rank]; }
 
-/* Switching between the scheduler and a rank. ucontext's swapcontext saves and
- * restores the signal mask, two system calls per switch, and the scheduler
- * switches once per rank wake-up: on x86-64 (without sanitizers, which must see
- * every stack switch) only the callee-saved registers are exchanged. */
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define FAST_SWITCH 1
-void cl_sim_ctx_switch(void **save_sp, void *to_sp);
-__asm__(".text\n"
-        ".globl cl_sim_ctx_switch\n"
-        ".type cl_sim_ctx_switch,@function\n"
-        "cl_sim_ctx_switch:\n"
-        "    pushq %rbp\n"
-        "    pushq %rbx\n"
-        "    pushq %r12\n"
-        "    pushq %r13\n"
-        "    pushq %r14\n"
-        "    pushq %r15\n"
-        "    movq %rsp, (%rdi)\n"
-        "    movq %rsi, %rsp\n"
-        "    popq %r15\n"
-        "    popq %r14\n"
-        "    popq %r13\n"
-        "    popq %r12\n"
-        "    popq %rbx\n"
-        "    popq %rbp\n"
-        "    ret\n"
-        ".size cl_sim_ctx_switch, .-cl_sim_ctx_switch\n");
-#else
-#define FAST_SWITCH 0
-#endif
+static void to_sched(sim_rank *r) { cl_coro_switch(&r->coro, &W->sched); }
 
-static void to_sched(sim_rank *r)
-{
-#if FAST_SWITCH
-    cl_sim_ctx_switch(&r->sp, W->sched_sp);
-#else
-    swapcontext(&r->ctx, &W->sched);
-#endif
-}
-
-static void to_rank(sim_rank *r)
-{
-#if FAST_SWITCH
-    cl_sim_ctx_switch(&W->sched_sp, r->sp);
-#else
-    swapcontext(&W->sched, &r->ctx);
-#endif
-}
+static void to_rank(sim_rank *r) { cl_coro_switch(&W->sched, &r->coro); }
 
 static void sleep_push(double wake, int rank)
 {
@@ -888,12 +838,7 @@ static void rank_main(void)
     if (r->rc != CL_OK)
         snprintf(r->err, sizeof r->err, "%s", cl_last_error());
     set_state(r, R_DONE);
-#if FAST_SWITCH
-    void *dead;
-    cl_sim_ctx_switch(&dead, W->sched_sp); /* never resumed */
-#else
-    setcontext(&W->sched);
-#endif
+    to_sched(r); /* never resumed */
 }
 
 /* Nothing can run and nothing is in flight: fail every waiting rank, saying what it waits for. */
@@ -1059,31 +1004,9 @@ cl_result cl_sim_launch(const cl_launch_opts *o, cl_rank_body body, void *arg)
         cl_comm_init(&r->world.base, &sim_ops, i, n, i);
         r->world.g = world;
         r->in_head = r->in_tail = r->rq_head = r->rq_tail = -1;
-        r->stack = mmap(NULL, w->stack_bytes, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (r->stack == MAP_FAILED) {
-            r->stack = NULL;
-            rc = CL_ERR_NOMEM;
+        rc = cl_coro_start(&r->coro, w->stack_bytes, rank_main);
+        if (rc != CL_OK)
             break;
-        }
-#if FAST_SWITCH
-        /* a frame that cl_sim_ctx_switch "returns" into rank_main from: six
-         * callee-saved registers, then rank_main's address, then a dummy return
-         * address, leaving rsp = 8 mod 16 at its entry as after a call */
-        uintptr_t top = ((uintptr_t)r->stack + w->stack_bytes) & ~(uintptr_t)15;
-        void **sp = (void **)top;
-        *--sp = NULL;
-        *--sp = (void *)(uintptr_t)rank_main;
-        for (int k = 0; k < 6; k++)
-            *--sp = NULL;
-        r->sp = sp;
-#else
-        getcontext(&r->ctx);
-        r->ctx.uc_stack.ss_sp = r->stack;
-        r->ctx.uc_stack.ss_size = w->stack_bytes;
-        r->ctx.uc_link = NULL;
-        makecontext(&r->ctx, rank_main, 0);
-#endif
         r->state = R_BLOCKED;
         set_state(r, R_RUNNABLE);
     }
@@ -1100,8 +1023,7 @@ cl_result cl_sim_launch(const cl_launch_opts *o, cl_rank_body body, void *arg)
         }
     cl_buffers_release_all(-1, release_data); /* what the ranks did not free */
     for (int i = 0; w->r && i < n; i++) {
-        if (w->r[i].stack)
-            munmap(w->r[i].stack, w->stack_bytes);
+        cl_coro_free(&w->r[i].coro);
         free(w->r[i].live);
         cl_comm_fini(&w->r[i].world.base);
     }

@@ -49,6 +49,9 @@ enum cl_allow {
     CL_ALLOW_ALL = 0xffu,
     /* What a collective may use: transfers, local work and its own buffers. */
     CL_ALLOW_COLLECTIVE = CL_ALLOW_P2P | CL_ALLOW_LOCAL | CL_ALLOW_MEMORY,
+    /* Not a class of operations: keep no trace of this call (cl_student_trace is
+     * then empty). Thousands of simulated ranks' traces would cost gigabytes. */
+    CL_CALL_UNTRACED = 1u << 16,
 };
 
 typedef struct cl_student_opts {
