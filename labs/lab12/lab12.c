@@ -2,19 +2,13 @@
  *
  * You classify the PCIe path between every GPU and NIC of recorded servers as
  * NCCL does, decide where GPUDirect RDMA and P2P are used under NCCL's level
- * settings, and move data through two pinned staging buffers so that both
- * links stay busy. Read labs/lab12/README.md first; the TODOs below are in
- * the order of its sections. Build with `make lab12`, grade with `./grade lab12`.
+ * settings, give every GPU its NIC, and move data through pinned staging
+ * buffers so that both links of a staged copy stay busy. Read
+ * labs/lab12/README.md first; the TODOs below are in the order of its
+ * sections. Build with `make lab12`, grade with `./grade lab12`.
  */
-#include <pthread.h>
-#include <semaphore.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-
-#ifdef CL_HAVE_CUDA
-#include <cuda_runtime.h>
-#endif
+#include <stdlib.h>
 
 #include "lab12.h"
 
@@ -59,61 +53,37 @@ int lab12_p2p_enabled(lab12_path path, const char *p2p_disable, const char *p2p_
     return -1;
 }
 
-cl_result lab12_pin_alloc(size_t bytes, void **buf)
+cl_result lab12_assign_nics(const lab12_pcipos *gpu, int ngpus, const lab12_pcipos *nic, int nnics,
+                            int *nic_of_gpu)
 {
-    // TODO(lab12) 5: page-locked memory.
-    //   mmap() an anonymous private region, then mlock() it so that its pages stay
-    //   resident (a DMA engine can then read them at any time). mlock refused:
-    //   munmap, cl_set_error(...) naming `ulimit -l`, return CL_ERR_UNSUPPORTED.
-    (void)bytes, (void)buf;
+    // TODO(lab12) 5: give every GPU its NIC.
+    //   All GPUs send at once: a NIC far from its GPU costs GPUDirect RDMA and maybe the SMP
+    //   link; a NIC two GPUs share gives each half its line rate.
+    (void)gpu, (void)ngpus, (void)nic, (void)nnics, (void)nic_of_gpu;
     return CL_ERR_NOT_IMPLEMENTED;
 }
 
-void lab12_pin_free(void *buf, size_t bytes)
+double lab12_pipeline_time(size_t bytes, size_t chunk, int nbuf, lab12_link in, lab12_link out)
 {
-    (void)buf, (void)bytes;
-}
-
-
-cl_result lab12_staged_copy(void *dst, const void *src, size_t bytes, size_t chunk,
-                            void *const staging[2], const lab12_link *in, const lab12_link *out)
-{
-    // TODO(lab12) 6: the double-buffered pipeline on the CPU.
-    //   Start one reader thread (pthread_create): for chunk k it waits until
-    //   staging[k % 2] is empty, copies the chunk into it with
-    //   lab12_link_copy(in, ...) and marks it full. The calling thread is the
-    //   writer: waits until staging[k % 2] is full, drains it to dst with
-    //   lab12_link_copy(out, ...) and marks it empty. Two semaphores per buffer
-    //   (sem_init/sem_wait/sem_post) are enough. The last chunk may be short.
-    (void)dst, (void)src, (void)bytes, (void)chunk, (void)staging, (void)in, (void)out;
-    return CL_ERR_NOT_IMPLEMENTED;
-}
-
-double lab12_pipeline_time(size_t bytes, size_t chunk, lab12_link in, lab12_link out)
-{
-    // TODO(lab12) 7: the pipeline model (see the handout's recurrence).
-    //   R[k] = max(R[k-1], W[k-2]) + t_in(c_k);  W[k] = max(W[k-1], R[k]) + t_out(c_k)
-    //   t(c) = latency + c / bandwidth; the answer is W of the last chunk (0 for 0 bytes).
-    (void)bytes, (void)chunk, (void)in, (void)out;
+    // TODO(lab12) 6: the pipeline model of the handout (its recurrence).
+    //   The time the last chunk reaches the destination; 0 for 0 bytes, -1 for a bad chunk or nbuf.
+    (void)bytes, (void)chunk, (void)nbuf, (void)in, (void)out;
     return -1.0;
 }
 
-size_t lab12_best_chunk(size_t bytes, lab12_link in, lab12_link out)
+cl_result lab12_plan(const lab12_job *job, size_t *chunk, int *nbuf)
 {
-    // TODO(lab12) 8: try every power of two from 4096 up to the first one >= bytes
-    //   with lab12_pipeline_time() and return the fastest (the smaller on a tie).
-    (void)bytes, (void)in, (void)out;
-    return 0;
+    // TODO(lab12) 7: choose the chunk and the number of buffers with the smallest modelled time.
+    //   Chunks: powers of two from 4 KiB; 1..LAB12_MAX_BUFS buffers; nbuf * chunk <= staging.
+    (void)job, (void)chunk, (void)nbuf;
+    return CL_ERR_NOT_IMPLEMENTED;
 }
 
-cl_result lab12_staged_h2d(void *dev_dst, const void *src, size_t bytes, size_t chunk)
+cl_result lab12_staged_copy(cl_comm *comm, const lab12_job *job, size_t chunk, int nbuf)
 {
-    // TODO(lab12) 9: the pipeline to a GPU (inside #ifdef CL_HAVE_CUDA).
-    //   Two cudaHostAlloc'd staging buffers, two streams, one event per buffer.
-    //   For chunk k, buffer b = k % 2: wait for b's event (its previous copy has
-    //   left it), memcpy the chunk into it, cudaMemcpyAsync it to the device on
-    //   stream b, record b's event. Then synchronise both streams and free all.
-    //   Without CUDA: return CL_ERR_UNSUPPORTED.
-    (void)dev_dst, (void)src, (void)bytes, (void)chunk;
+    // TODO(lab12) 8: the staged copy, chunk by chunk, with the given link operations.
+    //   Every byte goes through link in and then link out exactly once. A buffer may be
+    //   refilled only after its last chunk has left it, and drained only after it is full.
+    (void)comm, (void)job, (void)chunk, (void)nbuf;
     return CL_ERR_NOT_IMPLEMENTED;
 }
