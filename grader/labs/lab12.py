@@ -26,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 DATASETS = sorted(glob.glob(os.path.join(ROOT, "datasets", "hwloc", "*.xml")))
 
 NAMES = ["LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS"]
-LOC, PIX, PXB, P2C, PHB, SYS, UNSET = 0, 4, 5, 6, 8, 9, -2
+LOC, C2C, PIX, PXB, P2C, PHB, SYS, UNSET = 0, 3, 4, 5, 6, 8, 9, -2
 
 # --- paths from the PCIe tree, written again from the handout ------------------------------
 
@@ -114,8 +114,11 @@ def parse_level(value):
 
 
 def gdr_enabled(path, gdr):
+    """ncclTopoCheckGdr (v2.28.9-1): level PXB unless NCCL_NET_GDR_LEVEL is valid; with
+    NCCL_NET_GDR_C2C=1 (the default) a P2C distance counts as C2C."""
     level = parse_level(gdr)
-    return int(path <= (P2C if level == UNSET else level))
+    distance = C2C if path == P2C else path
+    return int(distance <= (PXB if level == UNSET else level))
 
 
 def p2p_enabled(path, dis, p2p, amd, ngpus):
@@ -289,7 +292,7 @@ def cpu_decide(ctx):
 
 # The NICs' line rates and the SMP link of the servers with RDMA NICs. EFA: AWS's instance
 # pages (p4d.24xlarge: 4 x 100 Gb/s; p5en.48xlarge: 16 x 200 Gb/s EFAv3). SMP: NCCL's
-# figures (src/graph/topo.h): SKL_QPI_BW for the Cascade Lake 8275CL of p4d, SPR_QPI_BW
+# figures (src/graph/topo.h): SKL_QPI_BW for the Cascade Lake 8275CL of p4d, SRP_QPI_BW
 # for the Sapphire Rapids 8488C of p5en.
 NIC_SERVERS = {"aws-p4d.24xlarge": (100, 10), "aws-p5en.48xlarge": (200, 22)}
 

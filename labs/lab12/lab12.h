@@ -11,7 +11,7 @@
 #define LAB12_MAX_DEVICES 64
 #define LAB12_MAX_BUFS    8
 
-/* NCCL's path types, with the values of NVIDIA/nccl src/include/graph.h (2.28+):
+/* NCCL's path types, with the values of NVIDIA/nccl src/graph/topo.h (v2.28.9-1):
  * a lower value is a closer path. LAB12_UNSET: no valid user setting. */
 typedef enum lab12_path {
     LAB12_UNSET = -2,

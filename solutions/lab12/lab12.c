@@ -29,11 +29,8 @@ lab12_path lab12_classify(const lab12_pcipos *a, const lab12_pcipos *b)
     return a->nbridges - common <= 1 && b->nbridges - common <= 1 ? LAB12_PIX : LAB12_PXB;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab12) 1: the PCIe path class.
-    //   The same device: LOC. Different NUMA nodes: SYS. Different host bridges,
-    //   or no PCI-to-PCI bridge in common: PHB. Otherwise count the bridges each
-    //   device has below the deepest common one: both <= 1 (the two sit on one
-    //   switch) is PIX, more is PXB.
+    // TODO(lab12) 1: the PCIe path class of two devices (LOC, PIX, PXB, PHB or SYS),
+    //   by the rules of the handout's section 1.
     (void)a, (void)b;
     return LAB12_UNSET;
     END SKELETON */
@@ -57,11 +54,8 @@ int lab12_parse_level(const char *value)
     return LAB12_UNSET;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab12) 2: read a level as NCCL's ncclGetLevel() does.
-    //   An exact (case-sensitive) path name LOC NVL NVB C2C PIX PXB P2C PXN PHB SYS
-    //   gives its value; text starting with a digit is a legacy number read with
-    //   strtol(value, NULL, 0): 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and above SYS.
-    //   NULL or anything else: LAB12_UNSET (NCCL then keeps its default).
+    // TODO(lab12) 2: a level as NCCL's ncclGetLevel() reads it: a path name, or a legacy
+    //   number; LAB12_UNSET for NULL and anything else.
     (void)value;
     return LAB12_UNSET;
     END SKELETON */
@@ -72,12 +66,16 @@ int lab12_gdr_enabled(lab12_path path, const char *gdr_level)
     /* BEGIN SOLUTION */
     int level = lab12_parse_level(gdr_level);
     if (level == LAB12_UNSET)
-        level = LAB12_P2C; /* NCCL_NET_GDR_C2C=1 (the default since 2.27); else PXB */
-    return path <= level;
+        level = LAB12_PXB;
+    /* NCCL_NET_GDR_C2C=1 (the default since 2.27.3): a NIC reached through the CPU
+     * over C2C counts as C2C, not as P2C. */
+    int distance = path == LAB12_P2C ? LAB12_C2C : path;
+    return distance <= level;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab12) 3: GPUDirect RDMA: used when the GPU-NIC path is no farther
-    //   than the level; unset level: P2C (NCCL's default with NCCL_NET_GDR_C2C=1).
+    // TODO(lab12) 3: GPUDirect RDMA: used when the GPU-NIC distance is no farther than
+    //   the level (PXB when unset); with NCCL_NET_GDR_C2C=1, NCCL's default, a P2C path
+    //   counts as C2C.
     (void)path, (void)gdr_level;
     return -1;
     END SKELETON */
@@ -98,10 +96,8 @@ int lab12_p2p_enabled(lab12_path path, const char *p2p_disable, const char *p2p_
     return path <= level;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab12) 4: P2P between two GPUs: used when the path is no farther than
-    //   the level. Default PXB, or SYS on x86 AMD CPUs with at most 2 GPUs.
-    //   NCCL_P2P_DISABLE read with strtol(..., 0) equal to 1 forces LOC; otherwise
-    //   a valid NCCL_P2P_LEVEL replaces the default.
+    // TODO(lab12) 4: P2P between two GPUs: used when the path is no farther than the level;
+    //   the default level, NCCL_P2P_DISABLE and NCCL_P2P_LEVEL as in the handout.
     (void)path, (void)p2p_disable, (void)p2p_level, (void)amd_x86, (void)ngpus;
     return -1;
     END SKELETON */
