@@ -2,6 +2,9 @@
 
 from tests.labs.mutants import Mutant
 
+WARM = ("    for (; k < m->warmup; k++)\n"
+        "        CL_CHECK(lab03_op(comm, kind, i, j, bytes, k));\n")
+
 MUTANTS = [
     Mutant("the last run reported instead of the median",
            "median(per_op, m->repeats)", "per_op[m->repeats - 1]", ["sim.method"]),
@@ -13,12 +16,13 @@ MUTANTS = [
            "        *value = lab03_metric(kind, bytes, sum / m->repeats);",
            ["sim.method", "cpu.method"]),
     Mutant("no warm-up before the timed runs",
-           "    for (; k < m->warmup; k++)\n"
-           "        CL_CHECK(lab03_op(comm, kind, i, j, bytes, k));\n",
-           "", ["cpu.method", "sim.method"]),
+           WARM, "", ["cpu.method", "sim.method"]),
     Mutant("the clock started before the warm-up (warm-up timed with the first run)",
-           "    for (int r = 0; r < m->repeats; r++) {\n        double t0 = cl_comm_time(comm);",
-           "    double t00 = cl_comm_time(comm);\n"
+           WARM + "    double per_op[LAB03_MAX_REPEATS];\n"
+           "    for (int r = 0; r < m->repeats; r++) {\n"
+           "        double t0 = cl_comm_time(comm);",
+           "    double t00 = cl_comm_time(comm);\n" + WARM +
+           "    double per_op[LAB03_MAX_REPEATS];\n"
            "    for (int r = 0; r < m->repeats; r++) {\n"
            "        double t0 = r == 0 ? t00 : cl_comm_time(comm);",
            ["sim.method"]),
