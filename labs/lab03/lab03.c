@@ -21,7 +21,6 @@ double lab03_metric(lab03_kind kind, size_t bytes, double seconds)
     return -1.0;
 }
 
-
 cl_result lab03_measure(cl_comm *comm, lab03_kind kind, int i, int j, size_t bytes,
                         const lab03_method *m, double *value)
 {
