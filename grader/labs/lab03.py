@@ -178,13 +178,20 @@ def cpu_perf(ctx, _):
     data = ctx.run_lab("bench", ["--bytes", "4M", "--warmup", "1", "--iters", "2", "--repeats",
                                  "3", "--rounds", "5", "--noise", "off"],
                        ranks=2, backend="cpu", timeout=100)
-    mine, ref = [], []
+    mine, reported, ref = [], [], []
     for r in data["rows"]:
         expect(f"bytes that arrived wrong in ({r['i']}, {r['j']})", r["wrong_bytes"], 0)
         expect(f"operations missing, out of order or repeated in ({r['i']}, {r['j']})",
                r["ops_off"], 0)
-        mine += r["student"]
+        mine += r["rebuilt"]
+        reported += r["student"]
         ref += r["reference"]
+    # Scored on the harness's own timing of your runs; what you report must agree with it.
+    agree = statistics.median(s / m for s, m in zip(reported, mine) if m > 0) if any(mine) else 0
+    if not 0.8 <= agree <= 1.25:
+        raise CheckFailed("the bandwidths you report disagree with the harness's timing of your runs",
+                          expected="reported / rebuilt in [0.8, 1.25] (median)",
+                          found=f"{agree:.2f}")
     perf_samples(ctx, student=mine, baseline=ref, low=0.7, high=0.9, unit="GB/s",
                  name="your bandwidth vs the harness's")
 

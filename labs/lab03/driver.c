@@ -322,9 +322,10 @@ static cl_result bench_mode(cl_run *run, cl_comm *c)
     }
     findings *f = malloc(sizeof *f), *h = malloc(sizeof *h);
     double(*mine)[64] = calloc((size_t)n * n, sizeof *mine);
+    double(*rebuilt)[64] = calloc((size_t)n * n, sizeof *rebuilt);
     double(*ref)[64] = calloc((size_t)n * n, sizeof *ref);
     double *wrong = calloc((size_t)n * n, sizeof *wrong), *off = calloc((size_t)n * n, sizeof *off);
-    if (!f || !h || !mine || !ref || !wrong || !off)
+    if (!f || !h || !mine || !rebuilt || !ref || !wrong || !off)
         return CL_ERR_NOMEM;
     cl_call_result res = {0};
     for (long r = -1; r < rounds; r++) { /* round -1 warms both up */
@@ -338,6 +339,7 @@ static cl_result bench_mode(cl_run *run, cl_comm *c)
         }
         for (int p = 0; r >= 0 && p < n * n; p++) {
             mine[p][r] = f->writers[p] ? f->value[p] : 0;
+            rebuilt[p][r] = f->ref[p];
             ref[p][r] = h->ref[p];
             wrong[p] += f->wrong[p] + h->wrong[p];
             off[p] += f->ops_off[p] + (f->visits[p] > 1);
@@ -353,12 +355,13 @@ static cl_result bench_mode(cl_run *run, cl_comm *c)
             cl_col_int(row, "i", i);
             cl_col_int(row, "j", j);
             cl_col_nums(row, "student", mine[p], (size_t)rounds, "%.3f");
+            cl_col_nums(row, "rebuilt", rebuilt[p], (size_t)rounds, "%.3f");
             cl_col_nums(row, "reference", ref[p], (size_t)rounds, "%.3f");
             cl_col_int(row, "wrong_bytes", (long long)wrong[p]);
             cl_col_int(row, "ops_off", (long long)off[p]);
             cl_row_end(row);
         }
-    free(f), free(h), free(mine), free(ref), free(wrong), free(off);
+    free(f), free(h), free(mine), free(rebuilt), free(ref), free(wrong), free(off);
     return CL_OK;
 }
 

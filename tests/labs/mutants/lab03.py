@@ -26,6 +26,14 @@ MUTANTS = [
            "    for (int r = 0; r < m->repeats; r++) {\n"
            "        double t0 = r == 0 ? t00 : cl_comm_time(comm);",
            ["sim.method"]),
+    Mutant("a pause before every timed operation (to let the peer catch up)",
+           "        for (int n = 0; n < m->iters; n++, k++)\n"
+           "            CL_CHECK(lab03_op(comm, kind, i, j, bytes, k));",
+           "        for (int n = 0; n < m->iters; n++, k++) {\n"
+           "            for (double t = cl_comm_time(comm); cl_comm_time(comm) - t < 1e-3;)\n"
+           "                ;\n"
+           "            CL_CHECK(lab03_op(comm, kind, i, j, bytes, k));\n"
+           "        }", ["cpu.perf"]),
     Mutant("bidirectional bandwidth counts one direction only",
            "case LAB03_BIDIR: return 2.0 * (double)bytes / seconds / 1e9;",
            "case LAB03_BIDIR: return (double)bytes / seconds / 1e9;",
