@@ -30,8 +30,8 @@ double lab03_metric(lab03_kind kind, size_t bytes, double seconds)
     return -1.0;
     END SKELETON */
 }
-
 /* BEGIN SOLUTION */
+
 /* The median of n values (n <= LAB03_MAX_REPEATS); the array is sorted in place. */
 static double median(double *v, int n)
 {
