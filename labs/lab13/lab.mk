@@ -42,4 +42,7 @@ $(BUILD)/tests/verbs_emu: tests/verbs/test_verbs_emu.c $(LAB13_SHIM_DEPS) labs/l
 verbs-test: $(BUILD)/tests/verbs_emu
 	$(Q)$(BUILD)/tests/verbs_emu
 
+# The project's unit tests include them.
+unit-test: verbs-test
+
 .PHONY: verbs-test
