@@ -493,6 +493,8 @@ EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 static int emu_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
     (void)cq, (void)solicited_only;
+    fprintf(stderr, "verbs-emu: ibv_req_notify_cq: completion events are not emulated; poll "
+                    "the CQ\n");
     return EOPNOTSUPP;
 }
 
