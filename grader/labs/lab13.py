@@ -177,6 +177,15 @@ def cpu_plan(ctx):
             f"({r['share']:.1%}); {r['in_flight']} B in flight, the fewest that reach "
             f"{share:.0%} with the harness's loop: {r['fewest_in_flight']} B "
             f"({r['fewest_msg']} B x {r['fewest_depth']})")
+    curves = {}
+    for item in filter(None, data.get("reference_curve", "").split(",")):
+        msg, depth, gbps = item.split(":")
+        curves.setdefault(f"harness loop, {int(msg) // 1024} KiB", []).append(
+            (int(msg) * int(depth), float(gbps)))
+    curves["your plan"] = [(r["in_flight"], r["gbps"])]
+    ctx.plot("lab13-plan", curves, xlabel="bytes in flight (message size x depth)",
+             ylabel="RDMA WRITE bandwidth (GB/s, model)",
+             title=f"lab13: {share:.0%} of the link needs {r['fewest_in_flight']} B in flight")
     if r["share"] < share:
         raise CheckFailed("your plan does not reach the share of the link",
                           expected=f">= {share:.0%} of {r['link_gbps']:.1f} GB/s",

@@ -8,8 +8,9 @@
 lab13_STUDENT_STATIC := no
 lab13_STUDENT_LDLIBS := -libverbs -Wl,--export-dynamic-symbol=commlab_verbs_call
 
-LAB13_EMU_OBJS := $(BUILD)/obj/labs/lab13/emu/hca.o $(BUILD)/obj/labs/lab13/emu/ref.o
-lab13_LDLIBS := $(LAB13_EMU_OBJS)
+LAB13_EMU_OBJS := $(BUILD)/obj/labs/lab13/emu/hca.o $(BUILD)/obj/labs/lab13/emu/ref.o \
+                  $(BUILD)/obj/labs/lab13/session/session.o
+lab13_LDLIBS := $(LAB13_EMU_OBJS) $(LIBCOMMLAB) # after its objects: they use the harness too
 LAB13_SHIM := labs/lab13/emu/libibverbs.c
 LAB13_SHIM_DEPS := $(LAB13_SHIM) labs/lab13/emu/verbs_msg.h labs/lab13/emu/libibverbs.map
 
