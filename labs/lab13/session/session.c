@@ -271,7 +271,7 @@ cl_result l13_call(cl_comm *c, const char *entry, void *args, size_t bytes, cl_c
     return CL_OK;
 }
 
-/* Both ranks start a timed l13_call l13_together (and the model's clocks agree). */
+/* Both ranks start a timed call together (and the model's clocks agree). */
 cl_result l13_together(cl_comm *c)
 {
     CL_CHECK(cl_barrier(c));
@@ -280,7 +280,7 @@ cl_result l13_together(cl_comm *c)
     return cl_barrier(c);
 }
 
-/* --- the l13_steps of a connection, each reported -------------------------------------------- */
+/* --- the steps of a connection, each reported -------------------------------------------- */
 
 /* After a step on both ranks: the row (rank 0) and whether to go on. */
 cl_result l13_end_step(l13_steps *s, const char *name, l13_report *mine)
@@ -308,7 +308,7 @@ cl_result l13_end_step(l13_steps *s, const char *name, l13_report *mine)
         }
         cl_row_end(row);
     }
-    CL_CHECK(cl_barrier(s->c)); /* the l13_board is read before the next step writes it */
+    CL_CHECK(cl_barrier(s->c)); /* the board is read before the next step writes it */
     if (bad[0])
         s->failed = 1;
     return CL_OK;
@@ -368,7 +368,7 @@ static cl_result step_exchange(l13_steps *s)
 {
     int rank = cl_comm_rank(s->c);
     l13_report r = {0};
-    /* Each rank's true endpoint, from the open step, through the l13_board. */
+    /* Each rank's true endpoint, from the open step, through the board. */
     L13.bd->rep[rank].ep = L13.local;
     CL_CHECK(cl_barrier(s->c));
     lab13_endpoint peer = L13.bd->rep[1 - rank].ep;

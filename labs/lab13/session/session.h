@@ -32,7 +32,7 @@ typedef struct l13_state {
     int emu;            /* the emulated provider (else a NIC) */
     int link;           /* HCA_LINK_* (emu) */
     hca_fabric *fabric; /* emu */
-    cl_shm shm;         /* the l13_board, then the fabric */
+    cl_shm shm;         /* the board, then the fabric */
     l13_board *bd;
     char *host; /* this node's host memory (in the ranks' shared region) */
     lab13_conn *conn;
