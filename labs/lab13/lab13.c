@@ -39,7 +39,6 @@ struct lab13_conn {
 
 /* --- 1. open the device, PD, MR, CQ, QP ---------------------------------------------- */
 
-
 cl_result lab13_open(const lab13_config *cfg, void *buf, size_t bytes, lab13_conn **out,
                      lab13_endpoint *local)
 {
@@ -63,7 +62,6 @@ cl_result lab13_init(lab13_conn *c)
 }
 
 /* --- 3. the out-of-band exchange over TCP ------------------------------------------------ */
-
 
 cl_result lab13_exchange(lab13_conn *c, const char *host, int port, int server,
                          const lab13_endpoint *local, lab13_endpoint *remote)
@@ -96,7 +94,6 @@ cl_result lab13_rts(lab13_conn *c)
 
 /* --- 5. RDMA WRITE, keeping depth in flight ---------------------------------------------- */
 
-
 cl_result lab13_write(lab13_conn *c, const lab13_endpoint *remote, size_t offset, size_t total,
                       size_t msg, int depth)
 {
@@ -108,7 +105,6 @@ cl_result lab13_write(lab13_conn *c, const lab13_endpoint *remote, size_t offset
 }
 
 /* --- 6. SEND/RECV ping-pong --------------------------------------------------------------- */
-
 
 cl_result lab13_pingpong(lab13_conn *c, int server, size_t send_off, size_t recv_off, size_t bytes,
                          int iters)

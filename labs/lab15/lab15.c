@@ -9,7 +9,6 @@
 
 #include "lab15.h"
 
-
 /* --- 1. mlnx_qos ------------------------------------------------------------------------- */
 
 cl_result lab15_parse_mlnx_qos(const char *text, lab15_qos *q)
@@ -53,7 +52,6 @@ cl_result lab15_parse_show_roce(const char *text, lab15_switch *s)
 }
 
 /* --- 5. the validator ------------------------------------------------------------------------- */
-
 
 cl_result lab15_validate(const lab15_dump *d, lab15_finding *out, int max, int *n)
 {

@@ -96,8 +96,8 @@ static cl_result open_device(lab13_conn *c, const char *name)
     }
     return CL_OK;
 }
-/* END SOLUTION */
 
+/* END SOLUTION */
 cl_result lab13_open(const lab13_config *cfg, void *buf, size_t bytes, lab13_conn **out,
                      lab13_endpoint *local)
 {
@@ -316,8 +316,8 @@ static cl_result ep_from_text(const char *t, lab13_endpoint *e)
     e->addr = addr, e->bytes = bytes;
     return CL_OK;
 }
-/* END SOLUTION */
 
+/* END SOLUTION */
 cl_result lab13_exchange(lab13_conn *c, const char *host, int port, int server,
                          const lab13_endpoint *local, lab13_endpoint *remote)
 {
@@ -415,8 +415,8 @@ static cl_result bad_completion(const struct ibv_wc *wc, const char *what)
                  wc->vendor_err);
     return CL_ERR_BACKEND;
 }
-/* END SOLUTION */
 
+/* END SOLUTION */
 cl_result lab13_write(lab13_conn *c, const lab13_endpoint *remote, size_t offset, size_t total,
                       size_t msg, int depth)
 {
@@ -523,8 +523,8 @@ static cl_result sync_peer(lab13_conn *c)
     CL_CHECK(send_all(c->sock, &b, 1));
     return recv_all(c->sock, &b, 1);
 }
-/* END SOLUTION */
 
+/* END SOLUTION */
 cl_result lab13_pingpong(lab13_conn *c, int server, size_t send_off, size_t recv_off, size_t bytes,
                          int iters)
 {

@@ -61,8 +61,8 @@ static int int_list(const char *s, long *v, int n)
     }
     return k;
 }
-/* END SOLUTION */
 
+/* END SOLUTION */
 /* --- 1. mlnx_qos ------------------------------------------------------------------------- */
 
 cl_result lab15_parse_mlnx_qos(const char *text, lab15_qos *q)
@@ -660,8 +660,8 @@ static cl_result host_nics(const lab15_dump *d, const policy *pol, const char *h
         }
     return CL_OK;
 }
-/* END SOLUTION */
 
+/* END SOLUTION */
 cl_result lab15_validate(const lab15_dump *d, lab15_finding *out, int max, int *n)
 {
     /* BEGIN SOLUTION */
