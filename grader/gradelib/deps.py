@@ -6,7 +6,8 @@ import subprocess
 import sys
 
 PACKAGES = ["openmpi-bin", "libopenmpi-dev", "libcmocka-dev", "libhwloc-dev", "hwloc",
-            "gnuplot-nox", "make", "gcc", "pkg-config", "iproute2"]
+            "gnuplot-nox", "make", "gcc", "pkg-config", "iproute2",
+            "libibverbs-dev", "perftest"]  # lab13: rdma-core's verbs, ib_write_bw
 
 # What the project's own tests need on top (`make test`: a private Slurm for the
 # cluster tests, clang's libFuzzer and sanitizer runtimes for the fuzz targets).
