@@ -1,0 +1,52 @@
+"""A lab's answers file: `key = value` lines for the handout's questions that have a checkable
+answer (labs/<lab>/answers.txt; the reference's in solutions/<lab>/answers.txt)."""
+
+import os
+
+from .verdicts import CheckFailed
+
+
+def answers_path(ctx, name="answers.txt"):
+    """The answers file this run grades: the reference's with --solution, else the lab's."""
+    folder = "solutions" if ctx.solution else "labs"
+    return os.path.join(ctx.root, folder, ctx.lab, name)
+
+
+def read_answers(ctx, name="answers.txt"):
+    """{key: value} of the answers file ('#' comments and blank lines skipped). Raises
+    CheckFailed, with the line, for a missing file or a line that is not `key = value`."""
+    path = answers_path(ctx, name)
+    rel = os.path.relpath(path, ctx.root)
+    if not os.path.isfile(path):
+        raise CheckFailed(f"{rel} is missing", expected="your answers file", found="no file")
+    out = {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            key, eq, value = text.partition("=")
+            if not eq or not key.strip():
+                raise CheckFailed(f"{rel}:{number}: not `key = value`", expected="key = value",
+                                  found=line.strip())
+            out[key.strip()] = value.strip()
+    return out
+
+
+def answer(answers, key, rel="answers.txt"):
+    """The non-empty answer to key; CheckFailed naming the key when it is missing or empty."""
+    value = answers.get(key, "")
+    if not value:
+        raise CheckFailed(f"no answer to {key} in {rel}", expected=f"{key} = <your answer>",
+                          found="empty")
+    return value
+
+
+def answer_number(answers, key, rel="answers.txt"):
+    """The answer to key as a number; CheckFailed when it is not one."""
+    value = answer(answers, key, rel)
+    try:
+        return float(value.replace("_", ""))
+    except ValueError:
+        raise CheckFailed(f"{key} in {rel} is not a number", expected="a number such as 135000",
+                          found=value) from None
