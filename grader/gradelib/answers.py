@@ -50,3 +50,29 @@ def answer_number(answers, key, rel="answers.txt"):
     except ValueError:
         raise CheckFailed(f"{key} in {rel} is not a number", expected="a number such as 135000",
                           found=value) from None
+
+
+def score_answers(ctx, results):
+    """Scores a lab's answers as a performance check does (a fraction of the points, so that
+    unanswered questions never block the lab's other performance checks): results is a list
+    of (key, ok, expected, found); each right answer is an equal share."""
+    if not results:
+        raise CheckFailed("no questions to grade", expected="answers", found="none")
+    right = sum(1 for _, ok, _, _ in results if ok)
+    ctx.perf_fractions.append(round(right / len(results), 4))
+    lines = [f"{right}/{len(results)} answers right"]
+    for key, ok, expected, found in results:
+        lines.append(f"  {key}: {'right' if ok else 'wrong'} (expected {expected}, found {found})")
+        ctx.log(lines[-1])
+    ctx.perf_messages.append("; ".join(lines))
+    ctx.metric("answers_right", right)
+
+
+def check_answer(ans, key, test, expected, number=False):
+    """(key, ok, expected, found) for score_answers: test(value) says whether the answer is
+    right; a missing or malformed answer is wrong, never an error."""
+    try:
+        value = answer_number(ans, key) if number else answer(ans, key)
+    except CheckFailed as e:
+        return key, False, expected, e.found or "nothing"
+    return key, bool(test(value)), expected, value

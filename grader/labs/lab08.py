@@ -17,7 +17,7 @@ import os
 import random
 
 from gradelib import CheckFailed, CheckSkipped, Lab, expect, expect_close, perf_ratio, perf_samples
-from gradelib.answers import answer, answer_number, read_answers
+from gradelib.answers import check_answer, read_answers, score_answers
 
 lab = Lab("lab08", title="16 卡与 NVSwitch: 从 nccl-tests 扫描标定调优表", program="lab08",
           student_files=["labs/lab08/lab08.c", "labs/lab08/answers.txt"])
@@ -235,19 +235,21 @@ def cpu_tune(ctx, runs):
 
 
 @lab.check("cpu.answers", "Answers: the LL/Simple crossover, where it moves, ring steps",
-           points=10, parent="cpu.calibrate")
+           points=10, kind="performance", parent="cpu.calibrate")
 def cpu_answers(ctx, runs):
     ans = read_answers(ctx)
     rows = {r["sweep"]: r for r in runs["l40s-2gpu"]["rows"]}
     ll, simple = rows["l40s-2gpu-ll"], rows["l40s-2gpu-simple"]
     g = [1.0 / (r["bw_gbps"] * 1e3) for r in (ll, simple)]
     want = (simple["alpha_us"] - ll["alpha_us"]) / (g[0] - g[1])
-    got = answer_number(ans, "l40s_2gpu_ll_simple_crossover_bytes")
     ctx.metric("crossover_from_your_fits", want)
-    expect_close("l40s_2gpu_ll_simple_crossover_bytes (from your own fits)", got, want, rel=0.2)
-    expect("nvlink_crossover_moves", answer(ans, "nvlink_crossover_moves").lower(), "larger")
-    expect("dgx2_ring_allreduce_steps", answer_number(ans, "dgx2_ring_allreduce_steps"),
-           2 * (16 - 1))
+    score_answers(ctx, [
+        check_answer(ans, "l40s_2gpu_ll_simple_crossover_bytes",
+                     lambda v: abs(v - want) <= 0.2 * abs(want),
+                     f"{want:.0f} from your fits, within 20%", number=True),
+        check_answer(ans, "nvlink_crossover_moves", lambda v: v.lower() == "larger", "larger"),
+        check_answer(ans, "dgx2_ring_allreduce_steps", lambda v: v == 2 * (16 - 1),
+                     str(2 * (16 - 1)), number=True)])
 
 
 # --- a real machine ----------------------------------------------------------------------------

@@ -16,8 +16,8 @@ import os
 import re
 import xml.etree.ElementTree as ET
 
-from gradelib import CheckFailed, Lab, expect, expect_close, perf_ratio, perf_samples
-from gradelib.answers import answer_number, read_answers
+from gradelib import CheckFailed, Lab, expect, perf_ratio, perf_samples
+from gradelib.answers import check_answer, read_answers, score_answers
 
 lab = Lab("lab10", title="CPU/NUMA 亲和性绑定", program="lab10",
           student_files=["labs/lab10/lab10.c", "labs/lab10/answers.txt"])
@@ -309,15 +309,17 @@ def cpu_membw(ctx):
 
 
 @lab.check("cpu.answers", "Answers: what binding is worth on p4d and on POWER8", points=10,
-           timeout=20)
+           kind="performance", timeout=20)
 def cpu_answers(ctx):
-    ans = read_answers(ctx)
+    ans, results = read_answers(ctx), []
     for key, stem in (("p4d_unbound_over_bound_percent", "aws-p4d.24xlarge"),
                       ("power8_unbound_over_bound_percent", "ibm-power8-4gpu")):
         server = Server(os.path.join(ROOT, "datasets", "hwloc", stem + ".xml"))
         want = 100 * sum(server.h2d([[0]] * len(server.gpus))) / sum(
             float(g.get("pci_link_speed")) for g in server.gpus)
-        expect_close(key, answer_number(ans, key), want, abs=2.0)
+        results.append(check_answer(ans, key, lambda v, w=want: abs(v - w) <= 2.0,
+                                    f"{want:.1f} (within 2)", number=True))
+    score_answers(ctx, results)
 
 
 @lab.check("gpu.here", "This machine: GPU cpusets agree with nvidia-smi topo -m", points=10,
