@@ -92,7 +92,8 @@ cl_result lab11_plan_step(const lab11_model *m, lab11_plan *out);
 
 /* Run one overlapped step on this rank: every layer's kernel (lab11_compute)
  * and the AllReduce of the gradients in grads (sum, in place) under plan p.
- * scratch holds LAB11_MAX_CHANNELS x slot floats. Return when both are done. */
+ * scratch holds p->channels x slot floats (slot = m->slot_bytes / 4). Return when
+ * both are done. */
 cl_result lab11_step(cl_comm *c, const lab11_model *m, const lab11_plan *p, float *grads,
                      float *scratch);
 
