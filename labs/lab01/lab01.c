@@ -40,7 +40,6 @@ lab01_cost lab01_ring_allreduce(int p, double bytes, lab01_link link)
     return c;
 }
 
-
 cl_result lab01_estimate_step(const lab01_workload *w, const lab01_cluster *c,
                               const lab01_layout *l, lab01_estimate *out)
 {

@@ -122,7 +122,6 @@ static lab01_cost scaled(lab01_cost c, double k)
     return c;
 }
 /* END SOLUTION */
-
 cl_result lab01_estimate_step(const lab01_workload *w, const lab01_cluster *c,
                               const lab01_layout *l, lab01_estimate *out)
 {
