@@ -152,6 +152,82 @@ def relabel(topo, rng):
     return {"devices": names, "links": links}, text
 
 
+def variant(topo, rng):
+    """A fresh `nvidia-smi topo -m` text of the same machine: devices renumbered, NICs
+    renamed through a NIC legend, tabs or spaces, affinity columns when the recording has
+    them. Returns (text, the topology the parser must find, line of each device's row)."""
+    gs, ns = gpus_of(topo), nics_of(topo)
+    order = rng.sample(gs, len(gs)) + rng.sample(ns, len(ns))
+    labels = [f"GPU{k}" for k in range(len(gs))] + [f"NIC{k}" for k in range(len(ns))]
+    ports = rng.sample(range(20), len(ns))
+    names = labels[:len(gs)] + [f"mlx5_{p}" for p in ports]
+    old = topo["devices"]
+    cpu = [topo["cpu_affinity"].get(old[i], "") for i in order[:len(gs)]]
+    with_cpu = all(cpu)
+    with_numa = with_cpu and all(old[i] in topo["numa_affinity"] for i in order[:len(gs)])
+    sep = (lambda: "\t") if rng.random() < 0.5 else (lambda: " " * rng.randint(2, 5))
+    cols = (["CPU Affinity"] if with_cpu else []) + (["NUMA Affinity", "GPU NUMA ID"]
+                                                     if with_numa else [])
+    lines = [] if rng.random() < 0.5 else ["$ nvidia-smi topo -m"]
+    lines.append(sep() + sep().join(labels + cols))
+    rows = {}
+    want = {"devices": names, "links": [], "cpu_affinity": {}, "numa_affinity": {}}
+    for k, i in enumerate(order):
+        cells = [topo["links"][i][j] for j in order]
+        want["links"].append(cells)
+        text = labels[k] + sep() + sep().join(" X " if c == "X" else c for c in cells)
+        if k < len(gs) and with_cpu:
+            text += sep() + cpu[k]
+            want["cpu_affinity"][names[k]] = cpu[k]
+        if k < len(gs) and with_numa:
+            numa = topo["numa_affinity"][old[i]]
+            text += sep() + ("N/A" if numa is None else str(numa)) + sep() + "N/A"
+            want["numa_affinity"][names[k]] = numa
+        rows[k] = len(lines) + 1
+        lines.append(text)
+    if ns:
+        lines += ["", "NIC Legend:", ""] + [f"  {labels[len(gs) + k]}: {names[len(gs) + k]}"
+                                            for k in range(len(ns))]
+    return "\n".join(lines) + "\n", want, rows
+
+
+def corrupt(text, rows, rng):
+    """The text with one row broken; returns (text, the line a parser must blame, what)."""
+    lines = text.split("\n")
+    k = rng.choice(sorted(rows))
+    line = rows[k]
+    words = lines[line - 1].split()
+    how = rng.choice(["short", "code", "label", "self"])
+    if how == "short":
+        cells = [w for w in words[1:] if w in CODES or w.startswith("NV")]
+        words = [words[0]] + cells[:-1]
+    elif how == "code":
+        j = rng.choice([n for n in range(1, len(rows) + 1) if n != k + 1])
+        words[j] = rng.choice(["FOO", "NV0", "S YS", "PHX"])
+    elif how == "label":
+        words[0] = "GPU99"
+    else:
+        words[k + 1] = "SYS"
+    lines[line - 1] = "\t".join(words)
+    return "\n".join(lines), line, how
+
+
+def fresh_files(ctx, seed, malformed):
+    """Fresh variants of the recorded matrices for this run, written to the check's folder:
+    [(path, expected topology or the line a parser must blame)]."""
+    rng = random.Random(seed)
+    out = []
+    for k, path in enumerate(rng.sample(DATASETS + REAL, 5)):
+        text, want, rows = variant(expected(path), rng)
+        if malformed:
+            text, want, _ = corrupt(text, rows, rng)
+        name = ctx.out(f"fresh-{k}-" + os.path.basename(path))
+        with open(name, "w", encoding="utf-8") as f:
+            f.write(text)
+        out.append((name, want))
+    return out
+
+
 def has_nic_choice(topo):
     return any(len(nearest(topo, g)) > 1 for g in gpus_of(topo))
 
@@ -210,11 +286,37 @@ def cpu_codes(ctx):
             expect(f"status of {code!r} (not a legend code)", row["status"], "malformed input")
 
 
+CODES = ["X", "NV1", "NV2", "NV4", "NV12", "NV18", "PIX", "PXB", "PHB", "NODE", "SYS"]
+
+
+def random_splits(rng, n):
+    """Rows made for this run: random codes, separated by tabs, spaces or nothing at all."""
+    out = []
+    for _ in range(n):
+        codes = [rng.choice(CODES) for _ in range(rng.randint(2, 12))]
+        text = rng.choice(["", " ", "\t", "   "])
+        for k, code in enumerate(codes):
+            text += code + (rng.choice(["\t", " ", "  ", "    ", ""]) if k + 1 < len(codes) else "")
+        want = rng.randint(1, len(codes))
+        rest_text = rng.choice(["", "\t0-7,16-23\t0", "     24-31,88-95     3     N/A"])
+        text += rest_text
+        # the codes after the first `want` stay in the rest, as they are in the text
+        end, pos = 0, 0
+        for code in codes[:want]:
+            pos = text.index(code, pos) + len(code)
+            end = pos
+        out.append((text, want, codes[:want], text[end:]))
+    return out
+
+
 @lab.check("cpu.split", "Splitting a row into cells", points=10, timeout=20)
 def cpu_split(ctx):
-    cases = [{"text": urllib.parse.quote(t, safe=""), "want": w} for t, w, _, _ in SPLITS]
+    seed = random.randrange(1 << 30)
+    ctx.log(f"random rows from seed {seed}")
+    splits = SPLITS + random_splits(random.Random(seed), 8)
+    cases = [{"text": urllib.parse.quote(t, safe=""), "want": w} for t, w, _, _ in splits]
     rows = ctx.run_cases("split", cases)
-    for (text, want, codes, rest), got in zip(SPLITS, rows):
+    for (text, want, codes, rest), got in zip(splits, rows):
         expect(f"status for {text!r}", got["status"], "success")
         if codes is None:
             expect(f"result for {text!r} (has a non-code)", got["count"], -1)
@@ -284,20 +386,7 @@ def as_topology(devs):
 
 
 def check_parsed(path, case, devs):
-    name = os.path.basename(path)
-    expect(f"{name}: status", case["status"], "success")
-    want = expected(path)
-    diff = first_difference(want, as_topology(devs))
-    if diff:
-        raise CheckFailed(f"{name} parsed differently from the recorded topology",
-                          expected=f"the matrix as recorded in {rel(path)}", found=diff)
-    for d in devs:
-        if d["bad_cells"]:
-            raise CheckFailed(f"{name}: row {d['device']}: a cell's kind or NVLink count does "
-                              "not follow from its code", expected="kind and nvlinks as in "
-                              "section 1", found=f"{d['bad_cells']} such cells")
-        want_kind = "gpu" if d["label"].startswith("GPU") else "nic"
-        expect(f"{name}: kind of {d['device']}", d["kind"], want_kind)
+    check_against(path, expected(path), case, devs)
 
 
 def register_dataset_checks():
@@ -315,37 +404,66 @@ def register_dataset_checks():
 register_dataset_checks()
 
 
-@lab.check("cpu.real", "More real matrices (other drivers and machines)", points=10, timeout=30)
+def check_against(path, want, case, devs):
+    name = os.path.basename(path)
+    expect(f"{name}: status", case["status"], "success")
+    diff = first_difference(want, as_topology(devs))
+    if diff:
+        raise CheckFailed(f"{name} parsed differently from the machine it shows",
+                          expected=f"the matrix as written in {rel(path)}", found=diff)
+    for d in devs:
+        if d["bad_cells"]:
+            raise CheckFailed(f"{name}: row {d['device']}: a cell's kind or NVLink count does "
+                              "not follow from its code", expected="kind and nvlinks as in "
+                              "section 1", found=f"{d['bad_cells']} such cells")
+        want_kind = "gpu" if d["label"].startswith("GPU") else "nic"
+        expect(f"{name}: kind of {d['device']}", d["kind"], want_kind)
+
+
+@lab.check("cpu.real", "More real matrices, and fresh variants of the recorded ones",
+           points=10, timeout=30)
 def cpu_real(ctx):
     if not REAL:
         raise CheckFailed("no real matrices found", expected="tests/topo/real/*.topo.txt",
                           found="none")
-    found = parse_files(ctx, REAL, "parse")
+    seed = random.randrange(1 << 30)
+    ctx.log(f"fresh variants from seed {seed}")
+    fresh = fresh_files(ctx, seed, malformed=False)
+    found = parse_files(ctx, REAL + [p for p, _ in fresh], "parse")
     for path in REAL:
         check_parsed(path, *found[rel(path)])
-    ctx.metric("files", len(REAL))
+    for path, want in fresh:
+        check_against(path, want, *found[rel(path)])
+    ctx.metric("files", len(REAL) + len(fresh))
+
+
+def check_blame(path, case, lines):
+    name, r = os.path.basename(path), rel(path)
+    expect(f"status for {name}", case["status"], "malformed input")
+    why = case.get("error", "")
+    prefix = r + ":"
+    line = why[len(prefix):].split(":", 1)[0] if why.startswith(prefix) else ""
+    if not line.isdigit() or not why[len(prefix) + len(line):].startswith(": ") or \
+            len(why) <= len(prefix) + len(line) + 2:
+        raise CheckFailed(f"{name}: the error does not say where",
+                          expected=f"a message '{r}:LINE: reason'", found=why or "(none)")
+    if int(line) not in lines:
+        raise CheckFailed(f"{name}: the error names the wrong line",
+                          expected="line " + " or ".join(map(str, sorted(lines))), found=why)
 
 
 @lab.check("cpu.malformed", "Malformed files: clear error with the line number", points=15,
            timeout=30)
 def cpu_malformed(ctx):
+    seed = random.randrange(1 << 30)
+    ctx.log(f"fresh broken variants from seed {seed}")
+    fresh = fresh_files(ctx, seed, malformed=True)
     paths = [os.path.join(ROOT, "tests", "topo", "bad", n) for n in sorted(MALFORMED)]
-    found = parse_files(ctx, paths, "parse")
+    found = parse_files(ctx, paths + [p for p, _ in fresh], "parse")
     for path in paths:
-        name, r = os.path.basename(path), rel(path)
-        case = found[r][0]
-        expect(f"status for {name}", case["status"], "malformed input")
-        why = case.get("error", "")
-        prefix = r + ":"
-        line = why[len(prefix):].split(":", 1)[0] if why.startswith(prefix) else ""
-        if not line.isdigit() or not why[len(prefix) + len(line):].startswith(": ") or \
-                len(why) <= len(prefix) + len(line) + 2:
-            raise CheckFailed(f"{name}: the error does not say where",
-                              expected=f"a message '{r}:LINE: reason'", found=why or "(none)")
-        if int(line) not in MALFORMED[name]:
-            raise CheckFailed(f"{name}: the error names the wrong line",
-                              expected="line " + " or ".join(map(str, sorted(MALFORMED[name]))),
-                              found=why)
+        check_blame(path, found[rel(path)][0], MALFORMED[os.path.basename(path)])
+    for path, line in fresh:
+        check_blame(path, found[rel(path)][0], {line})
 
 
 # --- checks: the analysis -----------------------------------------------------------------
