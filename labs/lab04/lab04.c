@@ -31,13 +31,11 @@ cl_result lab04_ring_bottleneck(const lab04_machine *m, const int *ring, double 
 cl_result lab04_search_rings(const lab04_machine *m, int rings[][LAB04_MAX_GPUS], int max_rings,
                              int *nrings)
 {
-    // TODO(lab04) 2: search ring channels, as NCCL's search.cc does.
-    //   A channel reserves a speed s (GB/s) on every link of every route it uses. Try
-    //   NCCL's speeds from high to low (the handout's table for m->sm), and at each speed
-    //   find as many rings as the links allow, depth first from GPU 0, backtracking when
-    //   a ring cannot close, fastest path types first. A set of C rings is worth C x s;
-    //   keep the best set. One ring in index order is what you get without a search.
-    //   Return at most max_rings rings and set *nrings.
+    // TODO(lab04) 2: search ring channels as NCCL's search.cc does (handout section 2).
+    //   At most max_rings rings, each visiting every GPU once, into rings[][], and their
+    //   number in *nrings: the set that gives the highest bus bandwidth when every ring
+    //   carries an equal share of the data. Without a search you get one ring in index
+    //   order, and that is slow on most machines.
     (void)m, (void)rings, (void)max_rings, (void)nrings;
     return CL_ERR_NOT_IMPLEMENTED;
 }
@@ -45,11 +43,10 @@ cl_result lab04_search_rings(const lab04_machine *m, int rings[][LAB04_MAX_GPUS]
 
 cl_result lab04_double_tree(int n, const int *order, lab04_tree *t0, lab04_tree *t1)
 {
-    // TODO(lab04) 3: NCCL's double binary tree (src/graph/trees.cc, ncclGetDtree).
-    //   Tree 0 over positions 0..n-1 is NCCL's btree (the handout states its rules for
-    //   the root, a parent and the children); tree 1 is its mirror (n even) or its
-    //   shift by one (n odd). Store GPU order[p] for position p in up[] and down[][] of
-    //   t0 and t1 (-1: none). Reject n out of range or an order that is not a permutation.
+    // TODO(lab04) 3: NCCL's double binary tree over order[0..n) (handout section 3:
+    //   ncclGetBtree, then its mirror or shift). Store every GPU's parent in up[] and its
+    //   children in down[][] of t0 and t1 (-1: none). Reject n out of range or an order
+    //   that is not a permutation.
     (void)n, (void)order, (void)t0, (void)t1;
     return CL_ERR_NOT_IMPLEMENTED;
 }
