@@ -251,8 +251,10 @@ def sim_xml(ctx, runs):
 @lab.check("sim.perf", "Simulated bus bandwidth >= 95% of NCCL's search", points=60,
            backend="sim", kind="performance", parent="sim.rings")
 def sim_perf(ctx, runs):
+    """One score per kind of machine where the index ring loses: each NVLink mesh on its
+    own, the NVSwitch machines together (one lesson: many channels), their worst."""
     mine, ref, naive = [], [], []
-    scored = 0
+    kinds = {}
     for i, (name, res) in enumerate(runs.items()):
         mine.append((i + 1, res["busbw"]))
         ref.append((i + 1, res["ref_busbw"]))
@@ -261,11 +263,15 @@ def sim_perf(ctx, runs):
             ctx.log(f"{name}: not scored (the index ring already gets "
                     f"{res['naive_busbw']:.4g} of {res['ref_busbw']:.4g} GB/s)")
             continue
-        scored += 1
+        kind = "NVSwitch machines" if res["nvswitch"] else name
+        ratio = res["busbw"] / res["ref_busbw"]
+        if kind not in kinds or ratio < kinds[kind][0]:
+            kinds[kind] = (ratio, name, res)
+    for kind, (_, name, res) in sorted(kinds.items()):
         # Simulated time is deterministic: one sample each is exact.
         perf_samples(ctx, student=[max(res["busbw"], 1e-9)], baseline=[res["ref_busbw"]],
-                     low=0.80, high=0.95, unit="GB/s", name=f"{name} busbw")
-    ctx.metric("machines_scored", scored)
+                     low=0.80, high=0.95, unit="GB/s", name=f"{kind} (worst: {name}) busbw")
+    ctx.metric("kinds_scored", len(kinds))
     ctx.plot("lab04-busbw", {"your channels": mine, "NCCL's search": ref, "index ring": naive},
              xlabel="machine (" + ", ".join(f"{i + 1} {n}" for i, n in enumerate(runs)) + ")",
              ylabel="simulated AllReduce busbw (GB/s)", logx=False,

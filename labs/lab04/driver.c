@@ -221,6 +221,7 @@ static cl_result search_case(cl_case *c)
     cl_result rc = cl_case_call(c, "search", &a, sizeof a);
     cl_row *row = cl_case_row(c);
     cl_col_int(row, "ngpus", G);
+    cl_col_int(row, "nvswitch", net.nvswitch);
     int shown = rc == CL_OK && a.nrings >= 1 && a.nrings <= a.max_rings ? a.nrings : 0;
     const char *why = shown ? "" : "no ring, or more than max_rings";
     for (int r = 0; r < shown && !why[0]; r++)

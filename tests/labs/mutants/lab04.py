@@ -6,6 +6,18 @@ MUTANTS = [
     Mutant("no search: one ring in index order (3 -> 4 goes through a third GPU on a DGX-1)",
            "    if (G < 2)\n        return CL_OK;\n    double best",
            "    if (G >= 1)\n        return CL_OK;\n    double best", ["sim.perf"]),
+    Mutant("no search, only enough copies of the index ring to fill the fastest link "
+           "(right on an NVSwitch, wrong on every NVLink mesh)",
+           "    if (G < 2)\n        return CL_OK;\n    double best",
+           "    if (G < 2)\n        return CL_OK;\n"
+           "    double top = 0;\n"
+           "    for (int l = 0; l < m->nlinks; l++)\n"
+           "        top = fmax(top, m->link_gbps[l]);\n"
+           "    for (*nrings = 1; *nrings < max_rings && (*nrings + 1) * m->channel_cap_gbps <= top;\n"
+           "         (*nrings)++)\n"
+           "        memcpy(rings[*nrings], rings[0], sizeof rings[0]);\n"
+           "    return CL_OK;\n"
+           "    double best", ["sim.perf"]),
     Mutant("one ring is enough: a single channel, however fast the links",
            "            s.max = max_rings;", "            s.max = 1;", ["sim.perf"]),
     Mutant("no per-channel cap: one ring is taken to fill an NVSwitch port",
