@@ -1,6 +1,7 @@
 """lab04: NCCL principles: ring channels that maximise the bus bandwidth, the double binary tree.
 
-Every recorded node type of datasets/topologies is modelled by the shared model of
+Every recorded node type of datasets/topologies (and relabelled copies of the text matrices,
+drawn afresh every run) is modelled by the shared model of
 common/sim (sim_topo.h: links and routes with NCCL's bandwidths; sim_channels.h: NCCL's
 ring search with its speed table and per-channel cap, channels simulated at once). The
 harness puts beside the student's channels NCCL's own search and the index ring on the
@@ -15,6 +16,7 @@ import random
 import xml.etree.ElementTree as ET
 
 from gradelib import CheckFailed, Lab, expect, expect_close, perf_samples
+from gradelib.topologies import random_perms, relabelled_text
 
 lab = Lab("lab04", title="NCCL 原理: ring 与 tree", program="lab04")
 
@@ -23,6 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 TOPO_DIR = os.path.join("datasets", "topologies")
 MAX_RINGS = 16
 TRIVIAL = 0.95   # the index ring within 5% of NCCL's search: nothing to find there
+COPIES = 2       # relabelled copies of each text matrix, drawn afresh every run
 PATH_ORDER = ["LOC", "NVL", "NVB", "PIX", "PXB", "PHB", "SYS"]
 GRAPH_ATTRS = ["id", "pattern", "crossnic", "nchannels", "speedintra", "speedinter",
                "latencyinter", "typeintra", "typeinter", "samechannels"]
@@ -51,12 +54,27 @@ def parse_rings(text, g):
 @lab.check("sim.search", "Your ring search runs on every recorded node type", points=0,
            backend="sim", timeout=60)
 def sim_search(ctx):
+    """Every recorded machine, then each text matrix again with its GPUs numbered in another
+    order (the same machine: a fixed answer per file does not carry over)."""
     ms = machines()
-    rows = ctx.run_cases("search", [dict(keys, max_rings=MAX_RINGS) for _, keys in ms])
+    rows = ctx.run_cases("search", [dict(keys, max_rings=MAX_RINGS,
+                                         topo_json=ctx.out(f"{name}.json"))
+                                    for name, keys in ms], name="search-recorded")
+    copies = []
+    for name, keys in ms:
+        if keys["topo"].endswith(".topo.txt"):
+            node = ctx.load_json(f"{name}.json")
+            for perm in random_perms(8, COPIES):
+                path = ctx.out(f"{name}.{''.join(map(str, perm))}.topo.txt")
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(relabelled_text(node, perm))
+                copies.append((f"{name} relabelled {''.join(map(str, perm))}", name,
+                               dict(keys, topo=os.path.relpath(path, ROOT))))
+    rows += ctx.run_cases("search", [dict(keys, max_rings=MAX_RINGS) for _, _, keys in copies],
+                          name="search-relabelled")
     out = {}
-    for (name, keys), row in zip(ms, rows):
-        row["keys"] = keys
-        row["ring_list"] = parse_rings(row.get("rings", ""), row["ngpus"])
+    for (name, base, keys), row in zip([(n, n, k) for n, k in ms] + copies, rows):
+        row.update(keys=keys, base=base, ring_list=parse_rings(row.get("rings", ""), row["ngpus"]))
         out[name] = row
         ctx.log(f"{name}: yours {row['nrings']} ring(s) {row['busbw']} GB/s; NCCL's search "
                 f"{row['ref_nrings']} x {row['ref_speed']} GB/s = {row['ref_busbw']} GB/s; "
@@ -85,6 +103,8 @@ def sim_bottleneck(ctx, runs):
     rng = random.Random()
     cases, bad = [], []
     for name, res in runs.items():
+        if name != res["base"]:
+            continue
         g = res["ngpus"]
         perm = list(range(g))
         rng.shuffle(perm)
@@ -237,6 +257,8 @@ def sim_xml(ctx, runs):
     # DGX-1 the index ring, whose route 3 -> 4 goes through a third GPU (NVB).
     cases = []
     for name, res in runs.items():
+        if name != res["base"]:
+            continue
         cases.append((name, res["ngpus"], dict(res["keys"], rings=res["ref_rings"],
                                                xml=ctx.out(name + ".xml"))))
     dgx = runs["dgx1-v100"]
@@ -251,30 +273,32 @@ def sim_xml(ctx, runs):
 @lab.check("sim.perf", "Simulated bus bandwidth >= 95% of NCCL's search", points=60,
            backend="sim", kind="performance", parent="sim.rings")
 def sim_perf(ctx, runs):
-    """One score per kind of machine where the index ring loses: each NVLink mesh on its
-    own, the NVSwitch machines together (one lesson: many channels), their worst."""
-    mine, ref, naive = [], [], []
-    kinds = {}
-    for i, (name, res) in enumerate(runs.items()):
-        mine.append((i + 1, res["busbw"]))
-        ref.append((i + 1, res["ref_busbw"]))
-        naive.append((i + 1, res["naive_busbw"]))
-        if res["naive_busbw"] >= TRIVIAL * res["ref_busbw"]:
-            ctx.log(f"{name}: not scored (the index ring already gets "
-                    f"{res['naive_busbw']:.4g} of {res['ref_busbw']:.4g} GB/s)")
+    """One score per kind of machine where the index ring loses: each NVLink mesh with its
+    relabelled copies, and the NVSwitch machines together (one lesson: many channels). The
+    ratio of a kind is the median over its machines: NCCL's search, the reference, is itself
+    a budgeted search whose result moves a little with the GPUs' numbering."""
+    kinds, lose = {}, set()
+    for name, res in runs.items():
+        kind = "NVSwitch machines" if res["nvswitch"] else res["base"]
+        kinds.setdefault(kind, []).append((name, res))
+        if res["naive_busbw"] < TRIVIAL * res["ref_busbw"]:
+            lose.add(kind)
+    for kind, members in sorted(kinds.items()):
+        if kind not in lose:
+            ctx.log(f"{kind}: not scored (the index ring is within 5% of NCCL's search)")
             continue
-        kind = "NVSwitch machines" if res["nvswitch"] else name
-        ratio = res["busbw"] / res["ref_busbw"]
-        if kind not in kinds or ratio < kinds[kind][0]:
-            kinds[kind] = (ratio, name, res)
-    for kind, (_, name, res) in sorted(kinds.items()):
-        # Simulated time is deterministic: one sample each is exact.
-        perf_samples(ctx, student=[max(res["busbw"], 1e-9)], baseline=[res["ref_busbw"]],
-                     low=0.80, high=0.95, unit="GB/s", name=f"{kind} (worst: {name}) busbw")
-    ctx.metric("kinds_scored", len(kinds))
-    ctx.plot("lab04-busbw", {"your channels": mine, "NCCL's search": ref, "index ring": naive},
-             xlabel="machine (" + ", ".join(f"{i + 1} {n}" for i, n in enumerate(runs)) + ")",
-             ylabel="simulated AllReduce busbw (GB/s)", logx=False,
+        # Simulated time is deterministic: one sample of each machine is exact.
+        perf_samples(ctx, student=[max(r["busbw"], 1e-9) for _, r in members],
+                     baseline=[r["ref_busbw"] for _, r in members], low=0.80, high=0.95,
+                     unit="GB/s", name=f"{kind} ({len(members)} machine(s)) busbw")
+    ctx.metric("kinds_scored", len(lose))
+    recorded = [(n, r) for n, r in runs.items() if n == r["base"]]
+    ctx.plot("lab04-busbw", {label: [(i + 1, r[key]) for i, (_, r) in enumerate(recorded)]
+                             for label, key in (("your channels", "busbw"),
+                                                ("NCCL's search", "ref_busbw"),
+                                                ("index ring", "naive_busbw"))},
+             xlabel="machine (" + ", ".join(f"{i + 1} {n}" for i, (n, _) in enumerate(recorded))
+             + ")", ylabel="simulated AllReduce busbw (GB/s)", logx=False,
              title="lab04: ring channels on the recorded topologies")
 
 

@@ -1,7 +1,7 @@
 /* driver.c: lab 04's plug-in: the ring bottleneck, the channel search, the trees, the graph file.
  *
  *   lab04 bottleneck topo=FILE nvlink=20 pci=12 sys=6 sm=70 ring=0,3,2,1,5,6,7,4
- *   lab04 search     topo=FILE nvlink=20 pci=12 sys=6 sm=70 [max_rings=16]
+ *   lab04 search     topo=FILE nvlink=20 pci=12 sys=6 sm=70 [max_rings=16] [topo_json=OUT]
  *   lab04 trees      n=8 [order=3,1,0,2,...]
  *   lab04 xml        topo=FILE nvlink=20 pci=12 sys=6 sm=70 rings=0,3,..;0,4,.. [xml=OUT]
  *   lab04 bench      [--backend gpu] [--bytes 256M] [--repeats 5]      (under mpirun)
@@ -250,6 +250,17 @@ static cl_result search_case(cl_case *c)
     col_list(row, "ref_rings", packed, ref.n * G, G);
     cl_col_num(row, "ref_speed", ref.speed, "%.3f");
     cl_col_num(row, "naive_busbw", simulate(&naive), "%.3f");
+    /* The machine as read (commlab topo --json's form), for relabelled copies. */
+    const char *out;
+    if (cl_case_str(c, "topo_json", &out) == CL_OK) {
+        FILE *f = fopen(out, "w");
+        cl_result wr = f ? cl_topo_write_json(&topo, f) : CL_ERR_IO;
+        if ((f && fclose(f) != 0) || wr != CL_OK) {
+            cl_set_error("cannot write %s", out);
+            return CL_ERR_IO;
+        }
+    }
+    cl_clear_error();
     return rc;
 }
 
