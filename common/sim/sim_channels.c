@@ -334,9 +334,7 @@ cl_result cl_sim_channels_busbw(const cl_sim_topo_net *net, const cl_sim_channel
             aoff[j + 1] = aoff[j] + len;
             acap[j] = cap[g];
         }
-        rc = cl_sim_maxmin(net->g.nl, bw, nlive, aoff, apath, acap, rate);
-        if (rc != CL_OK)
-            goto done;
+        CL_TRY(cl_sim_maxmin(net->g.nl, bw, nlive, aoff, apath, acap, rate));
         double dt = INFINITY;
         for (int j = 0; j < nlive; j++)
             if (rate[j] > 0)

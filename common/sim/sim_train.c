@@ -411,8 +411,8 @@ cl_result cl_sim_train_best(cl_sim_train *t, const cl_sim_train_model *m,
                         rc = CL_ERR_NOMEM;
                         goto done;
                     }
-                    if (fresh && (rc = consider(t, m, &p, best, cost, &have)) != CL_OK)
-                        goto done;
+                    if (fresh)
+                        CL_TRY(consider(t, m, &p, best, cost, &have));
                 } while (next_perm(perm, G));
             }
         }
@@ -431,8 +431,7 @@ cl_result cl_sim_train_best(cl_sim_train *t, const cl_sim_train_model *m,
                 p.gpu_of_rank[a] = p.gpu_of_rank[b];
                 p.gpu_of_rank[b] = x;
                 double before = cost->step_s;
-                if ((rc = consider(t, m, &p, best, cost, &have)) != CL_OK)
-                    goto done;
+                CL_TRY(consider(t, m, &p, best, cost, &have));
                 improved = cost->step_s < before;
             }
     }

@@ -11,10 +11,10 @@ MUTANTS = [
     Mutant("model states not split over the pipeline stages (layouts with PP thrown away)",
            "    return 16.0 * m->params / ((double)tp * pp) +",
            "    return 16.0 * m->params / ((double)tp) +", ["sim.optimum"]),
-    Mutant("NCCL_P2P_LEVEL=NVL: pairs without a direct NVLink go through host memory",
+    Mutant("NCCL_P2P_LEVEL=NVL: pairs on one PCIe switch, or through a third GPU's NVLinks, "
+           "go through host memory",
            "    out->p2p_level[0] = '\\0';",
-           "    snprintf(out->p2p_level, sizeof out->p2p_level, \"NVL\");",
-           ["sim.chapter1", "sim.optimum"]),
+           "    snprintf(out->p2p_level, sizeof out->p2p_level, \"NVL\");", ["sim.optimum"]),
     Mutant("only Megatron's default rank order tried (--use-tp-pp-dp-mapping never)",
            "            for (int order = 0; order < 2 - (pp == 1 || dp == 1); order++) {",
            "            for (int order = 0; order < 1; order++) {", ["sim.optimum"]),
