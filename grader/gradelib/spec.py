@@ -6,7 +6,9 @@ import os
 import re
 
 BACKENDS = ("cpu", "sim", "gpu", "nic", "net", "cluster")
-KINDS = ("correctness", "performance")
+# "question": a 思考 question graded from the lab's answers file (gradelib/answers.py); like a
+# correctness check it is all or nothing, but it gates no performance check.
+KINDS = ("correctness", "performance", "question")
 NEED_KEYS = ("gpus", "nics", "cpus", "ranks", "nodes", "commands", "numa_nodes")
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
