@@ -37,8 +37,8 @@ cl_result lab06_ring_allreduce(cl_comm *comm, const void *sendbuf, void *recvbuf
 
 /* --- written by the student in lab06.c, in the order of the handout --- */
 
-cl_result lab06_recursive_doubling(cl_comm *comm, const void *sendbuf, void *recvbuf,
-                                   size_t count, cl_dtype t, cl_op op, void *scratch);
+cl_result lab06_recursive_doubling(cl_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+                                   cl_dtype t, cl_op op, void *scratch);
 
 cl_result lab06_rabenseifner(cl_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
                              cl_dtype t, cl_op op, void *scratch);
