@@ -4,8 +4,8 @@ AllReduce on it.
 The rings live in the region the ranks' student programs share (cl_shared_region); the
 harness (labs/lab09/driver.c) fills every payload with fresh bytes in the sender's private
 buffer, which the receiving program cannot see, and checks every byte that arrives, so
-every verdict comes from the harness's JSON. The ring runs between two threads of a
-ThreadSanitizer build of the student's program (memory order), between two processes under
+every verdict comes from the harness's JSON. The ring runs between two ends taking turns as
+fibers of a ThreadSanitizer build of the student's program (memory order), between two processes under
 a random-size stress test whose counters wrap past 2^64, under an AllReduce on 1 to 4 ranks,
 and against memcpy and Open MPI's shared-memory path in the same run, in the ring geometry
 the student chose.
@@ -89,7 +89,7 @@ def cpu_race(ctx):
                                    "only after an acquire load of it; a slot freed by a "
                                    "release store of tail after its payload was copied out",
                           found="; ".join(where) if where else "a data race (see the log)")
-    check_exchange(row, data, "two threads, 4 slots of 200 B")
+    check_exchange(row, data, "two ends, 4 slots of 200 B")
 
 
 @lab.check("cpu.stress", "Stress: random sizes, wrap-around, no torn or lost message",

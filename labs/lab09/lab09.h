@@ -81,7 +81,9 @@ void lab09_ring_map(lab09_ring *r, void *mem, uint64_t nslots, size_t chunk);
 
 /* Call in a wait loop after a round without progress: spins briefly, then
  * yields the CPU (ranks may outnumber cores). *idle counts the idle rounds;
- * set it to 0 after progress. This function can't fail. */
+ * set it to 0 after progress. In the race check both ends of a ring take
+ * turns in one thread, and this is where they change places: a wait loop that
+ * does not call it never ends there. This function can't fail. */
 void lab09_backoff(unsigned *idle);
 
 /* --- written by the student in lab09.c, in the order of the handout --- */
