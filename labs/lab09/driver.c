@@ -11,246 +11,35 @@
  * payloads are fresh bytes in the sender's private buffer, which the
  * receiving program cannot see, and the harness checks every byte that
  * arrives. race runs the same exchange between two ends of one program built
- * with ThreadSanitizer (tsan.c), as fibers that take turns; a report ends it
- * with status 66. bench
- * times rank 0 -> rank 1 through the student's ring, in the geometry the
- * student chose (lab09_geometry), against MPI's send/receive and memcpy.
+ * with ThreadSanitizer (tsan.c), as fibers that take turns (fibers.c); a
+ * report ends it with status 66. bench times rank 0 -> rank 1 through the
+ * student's ring, in the geometry the student chose (lab09_geometry), against
+ * MPI's send/receive and memcpy. The argument blocks are in exchange.h; the
+ * student program's side of the exchanges in exchange.c.
  */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "exchange.h"
 #include "harness/harness.h"
-#include "lab09.h"
-
-#define MAX_MSGS 4000 /* messages each way in one stress or race call */
-#define GAP      16   /* guard bytes after every received message */
-
-/* Where the rings are: ring k at base + k * ring_bytes, all of one shape. */
-typedef struct layout {
-    unsigned char *base;
-    uint64_t nslots;
-    size_t chunk, ring_bytes;
-} layout;
-
-/* The argument blocks of the entries, the same on both sides. */
-typedef struct stress_args {
-    layout L;
-    int tx, rx;                  /* ring indices (-1: none) */
-    unsigned char *sbuf, *rbuf;  /* this rank's private buffers */
-    int n;                       /* messages each way */
-    uint32_t ssize[MAX_MSGS];    /* sizes of the messages this rank sends */
-    uint32_t rsize[MAX_MSGS];    /* and receives; message k lies after k-1 and GAP bytes */
-    uint16_t pause_us[MAX_MSGS]; /* a wait before message k: varies the interleavings */
-} stress_args;
-
-typedef struct race_args {
-    layout L; /* ring 0 from end 0 to end 1, ring 1 back */
-    unsigned char *sbuf[2], *rbuf[2];
-    int n;
-    uint32_t size[2][MAX_MSGS]; /* size[i][k]: message k that end i sends */
-} race_args;
-
-typedef struct transfer_args {
-    layout L;
-    int send; /* rank 0 sends on ring 0, rank 1 receives from it */
-    void *buf;
-    size_t bytes;
-} transfer_args;
-
-typedef struct geometry_args {
-    size_t budget;
-    uint64_t nslots; /* out */
-    size_t chunk;    /* out */
-} geometry_args;
-
-typedef struct allreduce_args {
-    layout L;
-    void *buf, *scratch;
-    size_t count, scratch_bytes;
-    cl_dtype t;
-    cl_op op;
-} allreduce_args;
 
 #ifdef CL_STUDENT_SIDE
-
-#include <setjmp.h>
-#include <ucontext.h>
-
-#if defined(__SANITIZE_THREAD__)
-#include <sanitizer/tsan_interface.h>
-#endif
-
-static lab09_ring *ring_of(const layout *L, int k, lab09_ring *r)
-{
-    if (k < 0)
-        return NULL;
-    lab09_ring_map(r, L->base + (size_t)k * L->ring_bytes, L->nslots, L->chunk);
-    return r;
-}
-
-static void pause_for(unsigned us)
-{
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < (long)us * 1000);
-}
-
-/* Messages one after another, each sent and received at once. */
-static cl_result exchange(lab09_ring *tx, lab09_ring *rx, const unsigned char *sbuf,
-                          unsigned char *rbuf, int n, const uint32_t *ssize, const uint32_t *rsize,
-                          const uint16_t *pause_us)
-{
-    size_t so = 0, ro = 0;
-    for (int k = 0; k < n; k++) {
-        if (pause_us && pause_us[k])
-            pause_for(pause_us[k]);
-        cl_result rc = lab09_sendrecv(tx, sbuf + so, ssize[k], rx, rbuf + ro, rsize[k]);
-        if (rc != CL_OK) {
-            char why[256];
-            snprintf(why, sizeof why, "%s", cl_last_error());
-            cl_set_error("lab09_sendrecv, message %d: %s", k, why[0] ? why : cl_result_str(rc));
-            return rc;
-        }
-        so += ssize[k] + GAP;
-        ro += rsize[k] + GAP;
-    }
-    return CL_OK;
-}
 
 static cl_result stress(cl_comm *c, void *args)
 {
     (void)c;
     stress_args *a = args;
     lab09_ring tx, rx;
-    return exchange(ring_of(&a->L, a->tx, &tx), ring_of(&a->L, a->rx, &rx), a->sbuf, a->rbuf, a->n,
-                    a->ssize, a->rsize, a->pause_us);
+    return lab09_exchange(lab09_ring_of(&a->L, a->tx, &tx), lab09_ring_of(&a->L, a->rx, &rx),
+                          a->sbuf, a->rbuf, a->n, a->ssize, a->rsize, a->pause_us);
 }
 
-/* race: both ends of both rings in this one thread, as two fibers that take
- * turns whenever one waits (lab09_backoff). ThreadSanitizer sees two threads
- * whose only synchronisation is the rings' own, so a missing acquire or
- * release is a data race there, whatever the turns were. The fibers'
- * bookkeeping is not instrumented (NOTSAN): it is not the student's. */
-extern void (*lab09_wait_hook)(void);
-
-#define NOTSAN      __attribute__((no_sanitize_thread))
-#define FIBER_STACK ((size_t)256 << 10)
-#define STALLED     1000000 /* waits in a row after the other end finished: a deadlock */
-
-static struct {
-    race_args *a;
-    ucontext_t ctx[2];
-    void *tsan[2];
-    int current, done[2], over, stalled;
-    cl_result rc[2];
-    char error[2][256];
-    jmp_buf out;
-} F;
-
-/* Hand over to fiber `to`; with sync, everything this fiber did happens
- * before what `to` does next. */
-NOTSAN static void switch_to(int to, int sync)
-{
-    int from = F.current;
-    F.current = to;
-#if defined(__SANITIZE_THREAD__)
-    __tsan_switch_to_fiber(F.tsan[to], sync ? 0 : __tsan_switch_to_fiber_no_sync);
-#else
-    (void)sync;
-#endif
-    swapcontext(&F.ctx[from], &F.ctx[to]);
-}
-
-NOTSAN static void fail(int id, cl_result rc, const char *why)
-{
-    size_t i = 0;
-    for (; why[i] && i + 1 < sizeof F.error[0]; i++)
-        F.error[id][i] = why[i];
-    F.error[id][i] = '\0';
-    F.rc[id] = rc;
-}
-
-/* A wait of the running end: the other end's turn, unless it has finished. */
-NOTSAN static void other_end(void)
-{
-    int me = F.current;
-    if (!F.done[1 - me]) {
-        F.stalled = 0;
-        switch_to(1 - me, 0);
-        return;
-    }
-    if (++F.stalled <= STALLED)
-        return;
-    fail(me, CL_ERR_TIMEOUT, "waits for a message the other end never sends (it has finished)");
-    F.done[me] = 1;
-    if (me == 0)
-        longjmp(F.out, 1); /* back to race(), on this same stack */
-    switch_to(0, 1);       /* fiber 1: for good */
-}
-
-NOTSAN static void run_side(int id)
-{
-    race_args *a = F.a;
-    lab09_ring tx, rx;
-    cl_result rc = exchange(ring_of(&a->L, id, &tx), ring_of(&a->L, 1 - id, &rx), a->sbuf[id],
-                            a->rbuf[id], a->n, a->size[id], a->size[1 - id], NULL);
-    if (rc != CL_OK)
-        fail(id, rc, cl_last_error());
-    F.done[id] = 1;
-}
-
-NOTSAN static void fiber1(void)
-{
-    run_side(1);
-    while (!F.done[0])
-        switch_to(0, 0);
-    F.over = 1;
-    switch_to(0, 1); /* for good, with all this end did */
-}
-
-NOTSAN static cl_result race(cl_comm *c, void *args)
+static cl_result race(cl_comm *c, void *args)
 {
     (void)c;
-    void *stack = malloc(FIBER_STACK);
-    if (!stack) {
-        cl_set_error("no memory for the second end's stack");
-        return CL_ERR_NOMEM;
-    }
-    memset(&F, 0, sizeof F);
-    F.a = args;
-    getcontext(&F.ctx[1]);
-    F.ctx[1].uc_stack.ss_sp = stack;
-    F.ctx[1].uc_stack.ss_size = FIBER_STACK;
-    makecontext(&F.ctx[1], fiber1, 0);
-#if defined(__SANITIZE_THREAD__)
-    F.tsan[0] = __tsan_get_current_fiber();
-    F.tsan[1] = __tsan_create_fiber(0);
-#endif
-    lab09_wait_hook = other_end;
-    if (setjmp(F.out) == 0) {
-        run_side(0);
-        while (!F.done[1])
-            switch_to(1, 0);
-        if (!F.over && F.rc[1] == CL_OK)
-            switch_to(1, 0); /* fiber 1 hands back for good */
-    }
-    lab09_wait_hook = NULL;
-#if defined(__SANITIZE_THREAD__)
-    __tsan_destroy_fiber(F.tsan[1]);
-#endif
-    free(stack);
-    for (int pass = 0; pass < 2; pass++) /* a real error before a wait it caused */
-        for (int i = 0; i < 2; i++)
-            if (F.rc[i] != CL_OK && (pass || F.rc[i] != CL_ERR_TIMEOUT)) {
-                cl_set_error("end %d: %s", i, F.error[i]);
-                return F.rc[i];
-            }
-    return CL_OK;
+    return lab09_race_ends(args);
 }
 
 static cl_result transfer(cl_comm *c, void *args)
@@ -258,7 +47,7 @@ static cl_result transfer(cl_comm *c, void *args)
     (void)c;
     transfer_args *a = args;
     lab09_ring r;
-    ring_of(&a->L, 0, &r);
+    lab09_ring_of(&a->L, 0, &r);
     return a->send ? lab09_sendrecv(&r, a->buf, a->bytes, NULL, NULL, 0)
                    : lab09_sendrecv(NULL, NULL, 0, &r, a->buf, a->bytes);
 }
@@ -278,8 +67,8 @@ static cl_result allreduce(cl_comm *c, void *args)
     lab09_ring right, left;
     lab09_comm lc = {.rank = r,
                      .size = p,
-                     .to_right = ring_of(&a->L, r, &right),
-                     .from_left = ring_of(&a->L, (r - 1 + p) % p, &left),
+                     .to_right = lab09_ring_of(&a->L, r, &right),
+                     .from_left = lab09_ring_of(&a->L, (r - 1 + p) % p, &left),
                      .scratch = a->scratch,
                      .scratch_bytes = a->scratch_bytes};
     return lab09_allreduce(&lc, a->buf, a->count, a->t, a->op);

@@ -10,7 +10,7 @@
 
 LAB09_TSAN_FLAGS := $(filter-out -MMD -MP -O2,$(STUDENT_CFLAGS)) -Ilabs/lab09 -O1 -g \
                     -fsanitize=thread
-LAB09_TSAN_GIVEN := labs/lab09/driver.c labs/lab09/ring.c labs/lab09/tsan.c
+LAB09_TSAN_GIVEN := $(filter-out labs/lab09/lab09.c,$(wildcard labs/lab09/*.c))
 LAB09_TSAN_OFF := -Dno_sanitize_thread= -D__no_sanitize_thread__= '-Dno_sanitize(x)=' \
                   '-D__no_sanitize__(x)=' -Ddisable_sanitizer_instrumentation= \
                   $(foreach f,__tsan_acquire __tsan_release __tsan_ignore_thread_begin \
@@ -20,7 +20,7 @@ LAB09_TSAN_OFF := -Dno_sanitize_thread= -D__no_sanitize_thread__= '-Dno_sanitize
 
 # lab09_tsan_rule(output, student source)
 define lab09_tsan_rule
-$(1): $(2) $$(LAB09_TSAN_GIVEN) labs/lab09/lab09.h $$(LIBSTUDENT)
+$(1): $(2) $$(LAB09_TSAN_GIVEN) $$(wildcard labs/lab09/*.h) $$(LIBSTUDENT)
 	$$(call say,LINK,$$@)
 	@mkdir -p $$(dir $$@)
 	$$(Q)$$(STUDENT_CC) $$(LAB09_TSAN_FLAGS) $$(LAB09_TSAN_OFF) -c $(2) -o $$@.o
