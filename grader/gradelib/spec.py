@@ -6,7 +6,10 @@ import os
 import re
 
 BACKENDS = ("cpu", "sim", "gpu", "nic", "net", "cluster")
-KINDS = ("correctness", "performance")
+# "question": 思考 questions graded from the lab's answers file (gradelib/answers.py): all or
+# nothing, or a share per right answer (answers.score_answers); it gates no performance check
+# and needs no machine to itself.
+KINDS = ("correctness", "performance", "question")
 NEED_KEYS = ("gpus", "nics", "cpus", "ranks", "nodes", "commands", "numa_nodes")
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 

@@ -309,7 +309,7 @@ def cpu_membw(ctx):
 
 
 @lab.check("cpu.answers", "Answers: what binding is worth on p4d and on POWER8", points=10,
-           kind="performance", timeout=20)
+           kind="question", timeout=20)
 def cpu_answers(ctx):
     ans, results = read_answers(ctx), []
     for key, stem in (("p4d_unbound_over_bound_percent", "aws-p4d.24xlarge"),
