@@ -7,7 +7,6 @@ independent implementation of the handout's model, and scores the student's
 layout choices by the step time the model gives them against the best layout.
 """
 
-import math
 import os
 import random
 import statistics
