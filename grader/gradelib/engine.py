@@ -221,8 +221,7 @@ class Engine:
         return out
 
     def _score(self, chk, ctx, out):
-        # performance checks, and questions scored a share per answer, earn a fraction
-        if (chk.is_performance or chk.kind == "question") and ctx.perf_fractions:
+        if chk.partial and ctx.perf_fractions:
             frac = sum(ctx.perf_fractions) / len(ctx.perf_fractions)
             out.score = round(chk.points * frac, 2)
             out.verdict = PASS if out.score >= chk.points else FAIL

@@ -330,7 +330,7 @@ def cpu_plan(ctx):
 
 
 @lab.check("cpu.layout", "Your layout choice vs the best layout (the model's step time)",
-           points=20, backend="cpu", kind="performance", parent="cpu.plan")
+           points=20, backend="cpu", kind="decision", parent="cpu.plan")
 def cpu_layout(ctx, planned):
     cases, rows, infeasible = planned
     expect("status when no layout fits in memory", infeasible["status"], "invalid argument")

@@ -210,7 +210,7 @@ def cpu_table(ctx):
 
 
 @lab.check("cpu.tune", "Tables within 5% of the best measured setting per size", points=30,
-           kind="performance", parent="cpu.calibrate")
+           kind="decision", parent="cpu.calibrate")
 def cpu_tune(ctx, runs):
     machines, _, held = load()
     for m in MACHINES:

@@ -248,7 +248,7 @@ def cpu_options(ctx):
 
 
 @lab.check("cpu.h2d", "Your plan's host-to-device bandwidth (the handout's model)", points=10,
-           kind="performance", timeout=60)
+           kind="decision", timeout=60)
 def cpu_h2d(ctx):
     for path in DATASETS:
         stem = os.path.basename(path)[:-4]
