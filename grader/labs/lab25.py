@@ -16,7 +16,7 @@ lab = Lab("lab25", title="梯度压缩: FP16/BF16, top-k and sign with error fee
 
 RANKS = [1, 2, 3]
 CHECKED = "none,fp16,bf16,topk:0.01,topk:0.05,sign"
-TOLERANCE = 0.05        # final loss at most 5% above uncompressed training's
+TOLERANCE = 0.10        # final loss at most 10% above uncompressed training's
 BAD = {"call_errors": "your exchange returned an error",
        "bad_encoding": "a message is not the exact encoding of gradient + residual",
        "bad_residual": "the residual is not what the message left out (error feedback)",
@@ -56,7 +56,7 @@ def converged(row, ranks):
     if not row["final_loss"] <= row["base_loss"] * (1 + TOLERANCE):
         raise CheckFailed(f"{label}: training does not converge like uncompressed training",
                           expected=f"final loss <= {row['base_loss'] * (1 + TOLERANCE):.5f} "
-                          f"(uncompressed {row['base_loss']:.5f} + 5%)",
+                          f"(uncompressed {row['base_loss']:.5f} + 10%)",
                           found=f"{row['final_loss']:.5f}")
 
 
@@ -94,7 +94,7 @@ for _id, _prefix, _title, _points in (
         _method_check(_prefix))
 
 
-@lab.check("cpu.converge", "Every method ends within 5% of uncompressed training's loss",
+@lab.check("cpu.converge", "Every method ends within 10% of uncompressed training's loss",
            points=10, backend="cpu", parent="cpu.train")
 def cpu_converge(ctx, results):
     for n, data in results.items():

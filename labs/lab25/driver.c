@@ -21,6 +21,7 @@
 #include "data.h"
 #include "deadline.h"
 #include "harness/harness.h"
+#include "harness_lab25.h"
 #include "lab25.h"
 
 #ifdef CL_STUDENT_SIDE
@@ -31,211 +32,9 @@ CL_STUDENT_ENTRIES({"exchange", exchange});
 
 #else
 
-#define FEATURES    511 /* n = FEATURES + 1 (the bias) = 512 parameters */
-#define NPARAM      (FEATURES + 1)
-#define SAMPLES     256 /* per rank */
 #define LR          0.5
 #define MAX_METHODS 16
 #define LOSS_EVERY  10
-
-/* --- the harness's reference codecs ------------------------------------------------------ */
-
-static uint16_t ref_bf16(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((u >> 16) | 0x40);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-
-/* The nearest binary16 by search over the neighbours of a truncation: slow and
- * plainly right (ties to the even code). */
-static uint16_t ref_fp16(float x)
-{
-    if (isnan(x))
-        return 0x7e00;
-    uint16_t sign = signbit(x) ? 0x8000 : 0;
-    double a = fabs((double)x);
-    if (a >= 65520.0)
-        return sign | 0x7c00;
-    uint16_t best = 0;
-    double err = INFINITY;
-    int lo = 0, hi = 0x7c00;
-    while (hi - lo > 1) { /* largest code <= a */
-        int mid = (lo + hi) / 2;
-        if ((double)lab25_from_fp16((uint16_t)mid) <= a)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    for (int h = lo; h <= lo + 1 && h <= 0x7c00; h++) {
-        double e = fabs((double)lab25_from_fp16((uint16_t)h) - a);
-        if (e < err || (e == err && !(h & 1))) {
-            err = e;
-            best = (uint16_t)h;
-        }
-    }
-    return sign | best;
-}
-
-/* out[i] = decoded value i of msg (the formats of lab25.h). */
-static void ref_decode(lab25_method m, const unsigned char *msg, size_t n, size_t k, float *out)
-{
-    memset(out, 0, n * sizeof *out);
-    for (size_t i = 0; i < n; i++) {
-        uint16_t h;
-        memcpy(&h, msg + 2 * i, m == LAB25_FP16 || m == LAB25_BF16 ? 2 : 0);
-        if (m == LAB25_NONE)
-            memcpy(&out[i], msg + 4 * i, 4);
-        else if (m == LAB25_FP16)
-            out[i] = lab25_from_fp16(h);
-        else if (m == LAB25_BF16)
-            out[i] = lab25_from_bf16(h);
-    }
-    if (m == LAB25_TOPK)
-        for (size_t j = 0; j < k; j++) {
-            uint32_t idx;
-            float v;
-            memcpy(&idx, msg + 4 * j, 4);
-            memcpy(&v, msg + 4 * (k + j), 4);
-            if (idx < n)
-                out[idx] = v;
-        }
-    if (m == LAB25_SIGN) {
-        float scale;
-        memcpy(&scale, msg, 4);
-        for (size_t i = 0; i < n; i++)
-            out[i] = (msg[4 + i / 8] >> (i % 8)) & 1 ? scale : -scale;
-    }
-}
-
-/* Whether msg is the exact encoding of acc (ties in top-k and zeros in sign
- * may go either way). */
-static int encoding_ok(lab25_method m, const unsigned char *msg, const float *acc, size_t n,
-                       size_t k)
-{
-    if (m == LAB25_NONE)
-        return memcmp(msg, acc, 4 * n) == 0;
-    if (m == LAB25_FP16 || m == LAB25_BF16) {
-        for (size_t i = 0; i < n; i++) {
-            uint16_t h;
-            memcpy(&h, msg + 2 * i, 2);
-            if (h != (m == LAB25_FP16 ? ref_fp16(acc[i]) : ref_bf16(acc[i])))
-                return 0;
-        }
-        return 1;
-    }
-    if (m == LAB25_SIGN) {
-        float scale;
-        double sum = 0;
-        memcpy(&scale, msg, 4);
-        for (size_t i = 0; i < n; i++)
-            sum += fabs((double)acc[i]);
-        double want = sum / (double)n;
-        if (!(fabs(scale - want) <= 1e-5 * want + 1e-30))
-            return 0;
-        for (size_t i = 0; i < n; i++) {
-            int bit = (msg[4 + i / 8] >> (i % 8)) & 1;
-            if ((acc[i] > 0 && !bit) || (acc[i] < 0 && bit))
-                return 0;
-        }
-        return 1;
-    }
-    /* TOPK: k distinct indices with their values, none smaller than any left out */
-    unsigned char taken[NPARAM] = {0};
-    float smallest = INFINITY, largest_left = 0;
-    for (size_t j = 0; j < k; j++) {
-        uint32_t idx;
-        float v;
-        memcpy(&idx, msg + 4 * j, 4);
-        memcpy(&v, msg + 4 * (k + j), 4);
-        if (idx >= n || taken[idx] || memcmp(&v, &acc[idx], 4) != 0)
-            return 0;
-        taken[idx] = 1;
-        smallest = fminf(smallest, fabsf(v));
-    }
-    for (size_t i = 0; i < n; i++)
-        if (!taken[i])
-            largest_left = fmaxf(largest_left, fabsf(acc[i]));
-    return largest_left <= smallest;
-}
-
-/* --- the model ------------------------------------------------------------------------ */
-
-typedef struct dataset {
-    int ranks;
-    float *x; /* ranks * SAMPLES rows of NPARAM (the last feature is 1: the bias) */
-    float *y; /* 0 or 1 */
-} dataset;
-
-static double uniform(uint64_t seed, uint64_t i)
-{
-    return (double)(cl_data_hash(seed ^ cl_data_hash(i)) >> 11) * 0x1.0p-53;
-}
-
-static double gauss(uint64_t seed, uint64_t i)
-{
-    double u = uniform(seed, 2 * i) + 0x1.0p-60, v = uniform(seed, 2 * i + 1);
-    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
-
-/* Features of unequal scales (a few dominate the gradient, as in real models),
- * labels from a hidden linear model with 10% of them flipped. */
-static cl_result make_data(uint64_t seed, int ranks, dataset *d)
-{
-    size_t rows = (size_t)ranks * SAMPLES;
-    d->ranks = ranks;
-    d->x = malloc(rows * NPARAM * sizeof *d->x);
-    d->y = malloc(rows * sizeof *d->y);
-    if (!d->x || !d->y) {
-        cl_set_error("out of memory for the data set");
-        return CL_ERR_NOMEM;
-    }
-    double w[NPARAM];
-    for (int j = 0; j < NPARAM; j++)
-        w[j] = gauss(seed + 1, (uint64_t)j);
-    for (size_t r = 0; r < rows; r++) {
-        float *x = d->x + r * NPARAM;
-        double z = 0;
-        for (int j = 0; j < FEATURES; j++) {
-            x[j] = (float)(gauss(seed + 2, r * NPARAM + (uint64_t)j) * 3.0 / sqrt(1.0 + j));
-            z += w[j] * x[j];
-        }
-        x[FEATURES] = 1.0f;
-        z += w[FEATURES];
-        int label = z > 0;
-        if (uniform(seed + 3, r) < 0.1)
-            label = !label;
-        d->y[r] = (float)label;
-    }
-    return CL_OK;
-}
-
-/* Mean gradient (g, NPARAM) and mean loss over ranks lo..hi-1's shards. */
-static double gradient(const dataset *d, const double *w, int lo, int hi, double *g)
-{
-    double loss = 0;
-    size_t rows = (size_t)(hi - lo) * SAMPLES;
-    if (g)
-        memset(g, 0, NPARAM * sizeof *g);
-    for (size_t r = (size_t)lo * SAMPLES; r < (size_t)hi * SAMPLES; r++) {
-        const float *x = d->x + r * NPARAM;
-        double z = 0;
-        for (int j = 0; j < NPARAM; j++)
-            z += w[j] * x[j];
-        double s = 1.0 / (1.0 + exp(-z)), margin = d->y[r] > 0.5 ? z : -z;
-        loss += margin > 0 ? log1p(exp(-margin)) : -margin + log1p(exp(margin));
-        if (g)
-            for (int j = 0; j < NPARAM; j++)
-                g[j] += (s - d->y[r]) * x[j];
-    }
-    if (g)
-        for (int j = 0; j < NPARAM; j++)
-            g[j] /= (double)rows;
-    return loss / (double)rows;
-}
 
 /* --- one method's training ------------------------------------------------------------- */
 
@@ -328,7 +127,7 @@ static cl_result one_step(cl_comm *c, const method *me, const dataset *d, const 
     size_t n = NPARAM, bytes = lab25_message_bytes(me->m, n, me->k);
     double g[NPARAM];
     float acc[NPARAM], dec[NPARAM];
-    gradient(d, w, rank, rank + 1, g);
+    lab25_gradient(d, w, rank, rank + 1, g);
     for (size_t i = 0; i < n; i++) {
         b->grad[i] = (float)g[i];
         acc[i] = b->grad[i] + b->residual[i];
@@ -345,8 +144,8 @@ static cl_result one_step(cl_comm *c, const method *me, const dataset *d, const 
     CL_CHECK(cl_student_run(c, "exchange", &a, sizeof a, CL_ALLOW_P2P | CL_ALLOW_LOCAL, res));
     memset(bad, 0, NBAD * sizeof *bad);
     bad[BAD_CALL] = res->status != CL_OK;
-    bad[BAD_ENCODING] = !encoding_ok(me->m, b->msg, acc, n, me->k);
-    ref_decode(me->m, b->msg, n, me->k, dec);
+    bad[BAD_ENCODING] = !lab25_encoding_ok(me->m, b->msg, acc, n, me->k);
+    lab25_ref_decode(me->m, b->msg, n, me->k, dec);
     float scale = 0;
     for (size_t i = 0; i < n; i++)
         scale = fmaxf(scale, fabsf(acc[i]));
@@ -365,7 +164,7 @@ static cl_result one_step(cl_comm *c, const method *me, const dataset *d, const 
     for (size_t i = 0; i < n; i++)
         mean[i] = 0;
     for (int r = 0; r < p; r++) {
-        ref_decode(me->m, b->all + (size_t)r * b->words * 4, n, me->k, dec);
+        lab25_ref_decode(me->m, b->all + (size_t)r * b->words * 4, n, me->k, dec);
         for (size_t i = 0; i < n; i++)
             mean[i] += dec[i] / (double)p;
     }
@@ -423,7 +222,7 @@ static cl_result train_method(cl_run *run, cl_comm *c, const method *me, const d
         for (int j = 0; j < NPARAM; j++)
             w[j] -= LR * mean[j];
         if (cl_comm_rank(c) == 0) {
-            double loss = gradient(d, w, 0, p, NULL);
+            double loss = lab25_gradient(d, w, 0, p, NULL);
             if (o->to_target < 0 && loss <= target)
                 o->to_target = t;
             if (t % LOSS_EVERY == 0 && o->nloss < 64)
@@ -467,16 +266,16 @@ static cl_result train(cl_run *run, cl_comm *c)
     CL_CHECK(cl_fresh_seed(run, c, &seed));
     dataset d;
     buffers b;
-    CL_CHECK(make_data(seed, p, &d));
+    CL_CHECK(lab25_make_data(seed, p, &d));
     CL_CHECK(alloc_buffers(c, &b));
     /* uncompressed training, the harness's own: the loss to reach and to end near */
     double w[NPARAM] = {0}, g[NPARAM], target = 0, base_final = 0;
     if (cl_comm_rank(c) == 0)
         for (int t = 1; t <= steps; t++) {
-            gradient(&d, w, 0, p, g);
+            lab25_gradient(&d, w, 0, p, g);
             for (int j = 0; j < NPARAM; j++)
                 w[j] -= LR * g[j];
-            double loss = gradient(&d, w, 0, p, NULL);
+            double loss = lab25_gradient(&d, w, 0, p, NULL);
             if (t == (steps + 2) / 3)
                 target = loss;
             base_final = loss;
