@@ -103,7 +103,8 @@ static int on_sim(const cl_comm *c) { return strcmp(cl_comm_backend(c), "sim") =
 
 /* A rank receives only from the rank before it on the chain and sends only to
  * the one after it, no message is longer than a chunk, and the whole message
- * crosses each hop once. 1 when the trace fits, else 0 with the reason. */
+ * crosses each hop once (empty messages do not count). 1 when the trace fits,
+ * else 0 with the reason. */
 static int chain_fits(const cl_comm *c, const cl_coll_args *a, size_t chunk_bytes,
                       const cl_trace_event *ev, int n, char *why, size_t len)
 {
@@ -112,7 +113,7 @@ static int chain_fits(const cl_comm *c, const cl_coll_args *a, size_t chunk_byte
     size_t limit = (chunk_bytes / es ? chunk_bytes / es : 1) * es, moved[2] = {0, 0};
     for (int i = 0; i < n; i++) {
         int send = ev[i].op == CL_WOP_ISEND;
-        if (!send && ev[i].op != CL_WOP_IRECV)
+        if ((!send && ev[i].op != CL_WOP_IRECV) || ev[i].bytes == 0)
             continue;
         int peer = send ? (pos < p - 1 ? (r + 1) % p : -1) : (pos > 0 ? (r - 1 + p) % p : -1);
         if (ev[i].peer != peer) {
