@@ -2,27 +2,30 @@
  *
  * Execution. cl_launch() builds the machine of opts->system (enough nodes for
  * opts->nranks; rank r is GPU r % G of node r / G) and runs every rank's body
- * as a ucontext coroutine on the calling thread. A rank runs until it blocks
+ * as a coroutine on the calling thread (coroutine.h). A rank runs until it blocks
  * (a wait, a barrier, local work, a wait for the student's program); the
  * scheduler runs the runnable ranks in rank order; when none is left it first
  * lets the student's program answer (cl_sim_set_idle), and only then advances
- * the flow engine to the next event. Every choice is made in rank or flow
+ * the flow engine to the next event. Runnable ranks are a bitmap and sleeping
+ * ranks a heap, so an event costs no pass over all ranks. Every choice is made in rank or flow
  * order, so virtual times and results are identical on every run.
  *
  * Transfers (rendezvous, as NCCL's send/recv): a send and a receive match in
  * posting order per (communicator, sender, receiver). When both are posted, a
  * flow from the sender's GPU to the receiver's GPU starts at the current
- * virtual time. It is routed like NCCL traffic: NVLink or PCIe inside a node;
- * between nodes through the sender GPU's own NIC and the same rail at the far
- * end. It first waits its latency: NCCL's per-hop latency of the path's class
- * for the Simple protocol (lat_ring_{nvl,pci,net}_us[Simple] of the system
- * file) plus the link latencies on the path; then it moves its bytes at the
- * max-min fair rate the engine gives it. Both requests complete when the flow
- * does, and the receiver's buffer then holds the sender's contents
- * (sim/sim_data.h: contents are described, never stored, so any size costs
- * the same memory). There is no eager path: a send whose receive is never
- * posted deadlocks, as it can on NCCL, and the scheduler says who waits for
- * whom.
+ * virtual time. It is routed like NCCL's p2p traffic (cl_sim_route, nic < 0):
+ * NVLink or PCIe inside a node; between nodes, with PXN (the system's `pxn`,
+ * on by default) relayed over NVLink to the receiver's rail, without it out
+ * by the sender GPU's NIC and in by the receiver GPU's NIC, crossing rails
+ * through the spines when they differ. It first waits its latency: NCCL's
+ * per-hop latency of the path's class for the Simple protocol
+ * (lat_ring_{nvl,pci,net}_us[Simple] of the system file) plus the link
+ * latencies on the path; then it moves its bytes at the max-min fair rate the
+ * engine gives it. Both requests complete when the flow does, and the
+ * receiver's buffer then holds the sender's contents (sim/sim_data.h:
+ * contents are described, never stored, so any size costs the same memory).
+ * There is no eager path: a send whose receive is never posted deadlocks, as
+ * it can on NCCL, and the scheduler says who waits for whom.
  *
  * Costs: a copy of n bytes on a GPU costs 2n/hbm, a reduction 3n/hbm (the
  * system's hbm_gbps); an upload or download crosses PCIe (pcie_gbps); a
@@ -34,10 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <ucontext.h>
 
 #include "buffers.h"
+#include "coroutine.h"
 #include "launch.h"
 #include "p2p_backend.h"
 #include "p2p_sim.h"
@@ -45,7 +47,7 @@
 #include "sim/sim_data.h"
 #include "sim/sim_engine.h"
 
-#define US 1e-6
+#define US     1e-6
 #define POLL_S (1 * US)
 
 enum { OP_SEND, OP_RECV };
@@ -54,10 +56,10 @@ enum { R_RUNNABLE, R_BLOCKED, R_SLEEPING, R_BARRIER, R_EXTERNAL, R_DONE };
 /* The members of a communicator, shared by the comms of its ranks. */
 typedef struct sim_group {
     int id, size, refs;
-    int *world;        /* world rank of each member */
-    int arrived;       /* rendezvous of barrier, split, agree */
+    int *world;  /* world rank of each member */
+    int arrived; /* rendezvous of barrier, split, agree */
     int64_t acc[CL_AGREE_MAX];
-    int *color, *key;  /* split: what each member passed */
+    int *color, *key; /* split: what each member passed */
 } sim_group;
 
 typedef struct sim_comm {
@@ -66,30 +68,33 @@ typedef struct sim_comm {
 } sim_comm;
 
 typedef struct sim_req {
-    int id;           /* unique per owner; 0 when the slot is free */
+    int id;                       /* unique per owner; 0 when the slot is free */
     int kind, owner, peer, group; /* owner, peer: world ranks */
     uintptr_t buf;
     size_t bytes;
-    int matched;      /* slot of the matching request, -1 */
+    int matched; /* slot of the matching request, -1 */
     int done, waited;
-    int next;         /* next in a match queue or the free list, -1 */
+    int next; /* next in a match queue or the free list, -1 */
     cl_result rc;
     char *why;
 } sim_req;
 
 typedef struct sim_rank {
     sim_comm world;
-    ucontext_t ctx;
-    void *stack;
+    cl_coro coro;
+    int rc_dst; /* route cache: last receiver + 1 (0: none), its path and latency */
+    int rc_len;
+    double rc_lat;
+    int rc_path[CL_SIM_MAX_PATH];
     int state;
-    int *live;        /* slots of this rank's requests */
+    int *live; /* slots of this rank's requests */
     int nlive, caplive;
     int next_id;
-    int pending;      /* waited requests not yet done */
+    int pending; /* waited requests not yet done */
     double wake;
     int in_head, in_tail; /* unmatched sends to this rank, in posting order */
     int rq_head, rq_tail; /* unmatched receives of this rank */
-    sim_group *at;    /* the group of the rendezvous it waits in */
+    sim_group *at;        /* the group of the rendezvous it waits in */
     int64_t agreed[CL_AGREE_MAX];
     sim_comm *split_out;
     cl_result split_rc;
@@ -104,8 +109,13 @@ typedef struct sim_world {
     int n;
     sim_req *q;
     int nq, capq, free_q;
-    ucontext_t sched;
+    cl_coro sched;
     int current;
+    /* scheduling state kept incrementally, so an event costs no scan of all ranks */
+    uint64_t *runnable;    /* bitmap of R_RUNNABLE ranks */
+    int alive, external;   /* ranks not R_DONE; ranks in R_EXTERNAL */
+    struct sleeper *sleep; /* min-heap of (wake, rank) of R_SLEEPING ranks */
+    int nsleep, cap_sleep;
     size_t stack_bytes;
     int next_group;
     cl_result external_rc; /* the idle hook failed: every external wait fails */
@@ -113,6 +123,11 @@ typedef struct sim_world {
     cl_rank_body body;
     void *arg;
 } sim_world;
+
+typedef struct sleeper {
+    double wake;
+    int rank;
+} sleeper;
 
 static sim_world *W;
 static cl_result (*idle_hook)(void);
@@ -123,10 +138,73 @@ void cl_sim_set_idle(cl_result (*idle)(void)) { idle_hook = idle; }
 
 static sim_rank *me(cl_comm *c) { return &W->r[c->world_rank]; }
 
+static void to_sched(sim_rank *r) { cl_coro_switch(&r->coro, &W->sched); }
+
+static void to_rank(sim_rank *r) { cl_coro_switch(&W->sched, &r->coro); }
+
+static void sleep_push(double wake, int rank)
+{
+    if (cl_sim_grow((void **)&W->sleep, &W->cap_sleep, W->nsleep + 1, sizeof *W->sleep))
+        abort(); /* a few bytes per rank: cannot fail short of a broken heap */
+    sleeper *h = W->sleep;
+    int i = W->nsleep++;
+    h[i] = (sleeper){wake, rank};
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (h[p].wake < h[i].wake || (h[p].wake == h[i].wake && h[p].rank < h[i].rank))
+            break;
+        sleeper t = h[p];
+        h[p] = h[i];
+        h[i] = t;
+        i = p;
+    }
+}
+
+static sleeper sleep_pop(void)
+{
+    sleeper *h = W->sleep, top = h[0];
+    h[0] = h[--W->nsleep];
+    for (int i = 0;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < W->nsleep &&
+            (h[l].wake < h[m].wake || (h[l].wake == h[m].wake && h[l].rank < h[m].rank)))
+            m = l;
+        if (r < W->nsleep &&
+            (h[r].wake < h[m].wake || (h[r].wake == h[m].wake && h[r].rank < h[m].rank)))
+            m = r;
+        if (m == i)
+            break;
+        sleeper t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* Every change of a rank's state goes through here, keeping the counters. */
+static void set_state(sim_rank *r, int state)
+{
+    int i = (int)(r - W->r);
+    if (r->state == R_RUNNABLE)
+        W->runnable[i / 64] &= ~((uint64_t)1 << (i % 64));
+    if (r->state == R_EXTERNAL)
+        W->external--;
+    if (r->state != R_DONE && state == R_DONE)
+        W->alive--;
+    r->state = state;
+    if (state == R_RUNNABLE)
+        W->runnable[i / 64] |= (uint64_t)1 << (i % 64);
+    if (state == R_EXTERNAL)
+        W->external++;
+    if (state == R_SLEEPING)
+        sleep_push(r->wake, i);
+}
+
 static void yield_as(sim_rank *r, int state)
 {
-    r->state = state;
-    swapcontext(&r->ctx, &W->sched);
+    set_state(r, state);
+    to_sched(r);
 }
 
 /* --- requests and matching ---------------------------------------------------------------- */
@@ -196,7 +274,7 @@ static void finish(int i, cl_result rc, const char *why)
     }
     sim_rank *o = &W->r[q->owner];
     if (q->waited && --o->pending == 0 && o->state == R_BLOCKED)
-        o->state = R_RUNNABLE;
+        set_state(o, R_RUNNABLE);
 }
 
 static cl_result start_flow(int s, int v)
@@ -212,16 +290,28 @@ static cl_result start_flow(int s, int v)
         finish(v, CL_ERR_INVALID, why);
         return CL_OK;
     }
-    int path[CL_SIM_MAX_PATH];
-    cl_sim_pclass cls;
-    int len = cl_sim_route(&W->m, snd->owner, rcv->owner, -1, 0, path, CL_SIM_MAX_PATH, &cls);
-    if (len < 0)
-        return CL_ERR_BACKEND;
-    const cl_sim_system *y = &W->m.sys;
-    double hw = cls == CL_SIM_P_NVL   ? y->lat_ring_nvl[CL_PROTO_SIMPLE]
-                : cls == CL_SIM_P_PCI ? y->lat_ring_pci[CL_PROTO_SIMPLE]
-                                      : y->lat_ring_net[CL_PROTO_SIMPLE];
-    double lat = snd->owner == rcv->owner ? 0 : hw * US + cl_sim_path_latency(&W->m, path, len);
+    /* The route and latency of the sender's last peer are kept: a rank's
+     * sends mostly go to the same peers (a ring: one), and a pair's route is
+     * fixed, as in the switches' tables. */
+    sim_rank *o = &W->r[snd->owner];
+    if (o->rc_dst != rcv->owner + 1) {
+        cl_sim_pclass cls;
+        int len =
+            cl_sim_route(&W->m, snd->owner, rcv->owner, -1, 0, o->rc_path, CL_SIM_MAX_PATH, &cls);
+        if (len < 0)
+            return CL_ERR_BACKEND;
+        const cl_sim_system *y = &W->m.sys;
+        double hw = cls == CL_SIM_P_NVL   ? y->lat_ring_nvl[CL_PROTO_SIMPLE]
+                    : cls == CL_SIM_P_PCI ? y->lat_ring_pci[CL_PROTO_SIMPLE]
+                                          : y->lat_ring_net[CL_PROTO_SIMPLE];
+        o->rc_lat =
+            snd->owner == rcv->owner ? 0 : hw * US + cl_sim_path_latency(&W->m, o->rc_path, len);
+        o->rc_len = len;
+        o->rc_dst = rcv->owner + 1;
+    }
+    const int *path = o->rc_path;
+    int len = o->rc_len;
+    double lat = o->rc_lat;
     if (cl_sim_engine_add(&W->e, path, len, (double)snd->bytes, lat, 0, s) < 0)
         return CL_ERR_NOMEM;
     return CL_OK;
@@ -237,8 +327,8 @@ static void deliver(int s)
     char why[200] = "";
     if (snd->bytes) {
         const cl_buffer *a = cl_buffers_find((void *)snd->buf, snd->bytes, -1, "sim send");
-        const cl_buffer *b = a ? cl_buffers_find((void *)rcv->buf, rcv->bytes, -1, "sim recv")
-                               : NULL;
+        const cl_buffer *b =
+            a ? cl_buffers_find((void *)rcv->buf, rcv->bytes, -1, "sim recv") : NULL;
         if (a && b)
             rc = cl_sim_data_copy(b->impl, rcv->buf - b->base, a->impl, snd->buf - a->base,
                                   snd->bytes);
@@ -284,9 +374,15 @@ static cl_result post(cl_comm *c, int kind, const void *buf, size_t bytes, int p
         return CL_ERR_NOMEM;
     if (++r->next_id <= 0)
         r->next_id = 1;
-    W->q[i] = (sim_req){.id = r->next_id, .kind = kind, .owner = c->world_rank,
-                        .peer = sc->g->world[peer], .group = sc->g->id, .buf = (uintptr_t)buf,
-                        .bytes = bytes, .matched = -1, .next = -1};
+    W->q[i] = (sim_req){.id = r->next_id,
+                        .kind = kind,
+                        .owner = c->world_rank,
+                        .peer = sc->g->world[peer],
+                        .group = sc->g->id,
+                        .buf = (uintptr_t)buf,
+                        .bytes = bytes,
+                        .matched = -1,
+                        .next = -1};
     CL_CHECK(track(r, i));
     *id = r->next_id;
     sim_rank *p = &W->r[W->q[i].peer];
@@ -342,8 +438,7 @@ static cl_result sim_wait(cl_comm *c, int n, const int *reqs)
     for (int i = 0; i < n; i++) {
         int pos, slot = find_live(r, reqs[i], &pos);
         if (slot < 0) {
-            cl_set_error("rank %d: wait for request %d, which is not in flight", c->rank,
-                         reqs[i]);
+            cl_set_error("rank %d: wait for request %d, which is not in flight", c->rank, reqs[i]);
             return CL_ERR_INVALID;
         }
         if (!W->q[slot].done && !W->q[slot].waited) {
@@ -406,7 +501,7 @@ static void release(sim_group *g)
         sim_rank *o = &W->r[g->world[i]];
         if (o->state == R_BARRIER && o->at == g) {
             o->at = NULL;
-            o->state = R_RUNNABLE;
+            set_state(o, R_RUNNABLE);
         }
     }
 }
@@ -427,8 +522,10 @@ static cl_result sim_agree(cl_comm *c, cl_op op, int64_t *v, int n)
     CL_CHECK(check_broken());
     for (int k = 0; k < n; k++) {
         int64_t x = v[k], *a = &g->acc[k];
-        *a = g->arrived == 0 ? x : op == CL_SUM ? *a + x : op == CL_MAX ? (x > *a ? x : *a)
-                                                                        : (x < *a ? x : *a);
+        *a = g->arrived == 0 ? x
+             : op == CL_SUM  ? *a + x
+             : op == CL_MAX  ? (x > *a ? x : *a)
+                             : (x < *a ? x : *a);
     }
     if (arrive(r, g)) {
         for (int i = 0; i < g->size; i++)
@@ -638,8 +735,8 @@ static void charge(sim_rank *r, double traffic)
         sleep_for(r, traffic / bw);
 }
 
-static cl_result sim_reduce_local(cl_comm *c, void *inout, const void *in, size_t count,
-                                  cl_dtype t, cl_op op)
+static cl_result sim_reduce_local(cl_comm *c, void *inout, const void *in, size_t count, cl_dtype t,
+                                  cl_op op)
 {
     size_t es = cl_dtype_size(t), io, ii;
     cl_sim_data *a = data_of(inout, count * es, &io, "cl_reduce_local");
@@ -671,8 +768,8 @@ static double sim_time(cl_comm *c)
 
 /* --- the harness's data and extras ------------------------------------------------------- */
 
-cl_result cl_sim_fill(cl_comm *c, void *p, size_t count, int t, cl_op op, uint64_t seed,
-                      int owner, int64_t first)
+cl_result cl_sim_fill(cl_comm *c, void *p, size_t count, int t, cl_op op, uint64_t seed, int owner,
+                      int64_t first)
 {
     (void)c;
     size_t off, es = t < 0 ? 1 : cl_dtype_size((cl_dtype)t);
@@ -728,7 +825,7 @@ cl_result cl_sim_wait_external(cl_comm *c)
 void cl_sim_wake(int world_rank)
 {
     if (W && world_rank >= 0 && world_rank < W->n && W->r[world_rank].state == R_EXTERNAL)
-        W->r[world_rank].state = R_RUNNABLE;
+        set_state(&W->r[world_rank], R_RUNNABLE);
 }
 
 /* --- scheduling ------------------------------------------------------------------------- */
@@ -740,8 +837,8 @@ static void rank_main(void)
     r->rc = W->body(&r->world.base, W->arg);
     if (r->rc != CL_OK)
         snprintf(r->err, sizeof r->err, "%s", cl_last_error());
-    r->state = R_DONE;
-    setcontext(&W->sched);
+    set_state(r, R_DONE);
+    to_sched(r); /* never resumed */
 }
 
 /* Nothing can run and nothing is in flight: fail every waiting rank, saying what it waits for. */
@@ -761,13 +858,15 @@ static void break_deadlock(void)
             used += (size_t)snprintf(list + used, sizeof list - used, "%s%d in a barrier",
                                      used ? ", " : "", i);
         else if (slot >= 0)
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%d %s %d", used ? ", " : "",
-                                     i, W->q[slot].kind == OP_SEND ? "sends to" : "receives from",
-                                     W->q[slot].peer);
+            used += (size_t)snprintf(
+                list + used, sizeof list - used, "%s%d %s %d", used ? ", " : "", i,
+                W->q[slot].kind == OP_SEND ? "sends to" : "receives from", W->q[slot].peer);
     }
     char why[320];
-    snprintf(why, sizeof why, "deadlock at t=%.3f us: every rank waits and no transfer can "
-                              "start (rank %s)", W->e.now / US, list);
+    snprintf(why, sizeof why,
+             "deadlock at t=%.3f us: every rank waits and no transfer can "
+             "start (rank %s)",
+             W->e.now / US, list);
     if (!W->broken)
         W->broken = strdup(why);
     for (int i = 0; i < W->n; i++) {
@@ -777,7 +876,7 @@ static void break_deadlock(void)
                 finish(r->live[k], CL_ERR_BACKEND, why);
         if (r->state == R_BARRIER) {
             r->at->arrived = 0;
-            r->state = R_RUNNABLE;
+            set_state(r, R_RUNNABLE);
             r->at = NULL;
         }
     }
@@ -786,49 +885,59 @@ static void break_deadlock(void)
         W->r[i].in_head = W->r[i].in_tail = W->r[i].rq_head = W->r[i].rq_tail = -1;
 }
 
+/* The lowest runnable rank >= from, or -1. */
+static int next_runnable(int from)
+{
+    int words = (W->n + 63) / 64;
+    for (int wi = from / 64; wi < words; wi++) {
+        uint64_t bits = W->runnable[wi];
+        if (wi == from / 64 && from % 64)
+            bits &= ~(((uint64_t)1 << (from % 64)) - 1);
+        if (bits)
+            return wi * 64 + __builtin_ctzll(bits);
+    }
+    return -1;
+}
+
 static cl_result schedule(void)
 {
     enum { BATCH = 4096 };
     static int done[BATCH];
     for (;;) {
+        /* run the runnable ranks in rank order, sweeping again while any ran */
         for (int ran = 1; ran;) {
             ran = 0;
-            for (int i = 0; i < W->n; i++)
+            for (int i = next_runnable(0); i >= 0; i = next_runnable(i + 1))
                 while (W->r[i].state == R_RUNNABLE) {
                     W->current = i;
-                    swapcontext(&W->sched, &W->r[i].ctx);
+                    to_rank(&W->r[i]);
                     ran = 1;
                 }
         }
-        int alive = 0, external = 0;
-        double wake = INFINITY;
-        for (int i = 0; i < W->n; i++) {
-            alive += W->r[i].state != R_DONE;
-            external += W->r[i].state == R_EXTERNAL;
-            if (W->r[i].state == R_SLEEPING && W->r[i].wake < wake)
-                wake = W->r[i].wake;
-        }
-        if (!alive)
+        if (!W->alive)
             return CL_OK;
-        if (external) {
+        if (W->external) {
             cl_result rc = idle_hook ? idle_hook() : CL_ERR_INVALID;
             if (rc != CL_OK) {
                 W->external_rc = rc;
                 for (int i = 0; i < W->n; i++)
                     if (W->r[i].state == R_EXTERNAL)
-                        W->r[i].state = R_RUNNABLE;
+                        set_state(&W->r[i], R_RUNNABLE);
             }
             continue;
         }
+        double wake = W->nsleep ? W->sleep[0].wake : INFINITY;
         int k = cl_sim_engine_step(&W->e, wake, done, BATCH);
         if (k < 0) {
             break_deadlock();
             continue;
         }
         if (k == 0)
-            for (int i = 0; i < W->n; i++)
-                if (W->r[i].state == R_SLEEPING && W->r[i].wake <= W->e.now)
-                    W->r[i].state = R_RUNNABLE;
+            while (W->nsleep && W->sleep[0].wake <= W->e.now) {
+                sleeper z = sleep_pop();
+                if (W->r[z.rank].state == R_SLEEPING)
+                    set_state(&W->r[z.rank], R_RUNNABLE);
+            }
         for (int j = 0; j < k; j++)
             deliver((int)W->e.f[done[j]].tag);
         if (k > 0 && W->e.nlive == 0)
@@ -871,14 +980,18 @@ cl_result cl_sim_launch(const cl_launch_opts *o, cl_rank_body body, void *arg)
     w->body = body;
     w->arg = arg;
     size_t per = ((size_t)4 << 30) / (size_t)n;
-    w->stack_bytes = (per > ((size_t)1 << 20) ? (size_t)1 << 20 : per < (128 << 10) ? 128 << 10
-                                                                                  : per) &
+    w->stack_bytes = (per > ((size_t)1 << 20) ? (size_t)1 << 20
+                      : per < (128 << 10)     ? 128 << 10
+                                              : per) &
                      ~(size_t)4095;
     sim_group *world = NULL;
-    if (rc == CL_OK && (!(w->r = calloc((size_t)n, sizeof *w->r)) ||
-                        !(world = calloc(1, sizeof *world)) ||
-                        !(world->world = malloc((size_t)n * sizeof(int)))))
+    if (rc == CL_OK &&
+        (!(w->r = calloc((size_t)n, sizeof *w->r)) || !(world = calloc(1, sizeof *world)) ||
+         !(world->world = malloc((size_t)n * sizeof(int)))))
         rc = CL_ERR_NOMEM;
+    if (rc == CL_OK && !(w->runnable = calloc((size_t)(n + 63) / 64, sizeof *w->runnable)))
+        rc = CL_ERR_NOMEM;
+    w->alive = n;
     W = w;
     if (rc == CL_OK) {
         world->id = w->next_group++;
@@ -891,19 +1004,11 @@ cl_result cl_sim_launch(const cl_launch_opts *o, cl_rank_body body, void *arg)
         cl_comm_init(&r->world.base, &sim_ops, i, n, i);
         r->world.g = world;
         r->in_head = r->in_tail = r->rq_head = r->rq_tail = -1;
-        r->stack = mmap(NULL, w->stack_bytes, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (r->stack == MAP_FAILED) {
-            r->stack = NULL;
-            rc = CL_ERR_NOMEM;
+        rc = cl_coro_start(&r->coro, w->stack_bytes, rank_main);
+        if (rc != CL_OK)
             break;
-        }
-        getcontext(&r->ctx);
-        r->ctx.uc_stack.ss_sp = r->stack;
-        r->ctx.uc_stack.ss_size = w->stack_bytes;
-        r->ctx.uc_link = NULL;
-        makecontext(&r->ctx, rank_main, 0);
-        r->state = R_RUNNABLE;
+        r->state = R_BLOCKED;
+        set_state(r, R_RUNNABLE);
     }
     if (rc == CL_OK)
         rc = schedule();
@@ -918,8 +1023,7 @@ cl_result cl_sim_launch(const cl_launch_opts *o, cl_rank_body body, void *arg)
         }
     cl_buffers_release_all(-1, release_data); /* what the ranks did not free */
     for (int i = 0; w->r && i < n; i++) {
-        if (w->r[i].stack)
-            munmap(w->r[i].stack, w->stack_bytes);
+        cl_coro_free(&w->r[i].coro);
         free(w->r[i].live);
         cl_comm_fini(&w->r[i].world.base);
     }
@@ -932,6 +1036,8 @@ cl_result cl_sim_launch(const cl_launch_opts *o, cl_rank_body body, void *arg)
     for (int i = 0; i < w->nq; i++)
         free(w->q[i].why);
     free(w->r);
+    free(w->runnable);
+    free(w->sleep);
     free(w->q);
     free(w->broken);
     cl_sim_engine_free(&w->e);

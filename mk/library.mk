@@ -28,7 +28,7 @@ endif
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_CUS:%.cu=$(BUILD)/obj/%.o)
 LIBCOMMLAB := $(BUILD)/lib/libcommlab.a
 
-STUDENT_LIB_SRCS := $(STUDENT_ONLY) common/p2p.c common/result.c common/dtype.c \
+STUDENT_LIB_SRCS := $(STUDENT_ONLY) common/p2p.c common/result.c common/dtype.c common/coroutine.c \
                     common/coll.c common/timing.c
 STUDENT_LIB_OBJS := $(STUDENT_LIB_SRCS:%.c=$(BUILD)/obj/student-side/%.o)
 LIBSTUDENT := $(BUILD)/lib/libcommlab-student.a

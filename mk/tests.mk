@@ -71,6 +71,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory unit-test
 	$(Q)$(MAKE) --no-print-directory same-algo-test
 	$(Q)$(MAKE) --no-print-directory gpu-test
+	$(Q)$(MAKE) --no-print-directory sim-cli-test
 	$(Q)$(MAKE) --no-print-directory grader-test
 	$(Q)$(MAKE) --no-print-directory lab-test
 	$(Q)$(MAKE) --no-print-directory exploit-test
@@ -79,6 +80,10 @@ test: deps
 
 deps:
 	$(Q)$(PYTHON) scripts/deps.py --tests
+
+# `commlab sim`: bad input refused with one line, the D-mod-K repro, --topo, --system FILE.
+sim-cli-test: cli
+	$(Q)$(PYTHON) -m unittest tests.sim.test_cli $(if $(V),-v)
 
 # The same student algorithm must give identical results on MPI and on the simulator.
 $(BUILD)/tests/same_algo: tests/sim/same_algo.c $(LIBCOMMLAB)
@@ -105,11 +110,14 @@ gpu-test: $(GPU_SMOKE) cli solution-lab05
 	$(Q)COMMLAB_FAKE_BUILD=$(BUILD)-fake $(PYTHON) -m unittest discover -s tests/gpu -t . \
 	    $(if $(V),-v)
 
-# Simulator scale benchmark (not a test: it reports times, nothing asserts them).
+# Simulator speed table (not a test: it reports times and says which goals are met).
+# BENCH_RANKS: the student-code path's rank counts (the goal is stated for 1024).
 $(BUILD)/bench/sim_scale: bench/sim_scale.c $(LIBCOMMLAB)
 	$(call say,CC,$<)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBCOMMLAB) $(LDLIBS)
 
+BENCH_RANKS ?= 256 1024
 bench: $(BUILD)/bench/sim_scale
 	$(Q)$(BUILD)/bench/sim_scale
+	$(Q)bench/student_path.sh $(BUILD) $(BENCH_RANKS)

@@ -67,6 +67,8 @@ static cl_result add_post(proxy_rank *p, int wid, posted **out)
 
 static void trace(proxy_rank *p, cl_comm *c, const cl_wire *w, int peer, size_t bytes)
 {
+    if (p->allow & CL_CALL_UNTRACED)
+        return;
     if (p->ntrace == p->captrace) {
         int cap = p->captrace ? 2 * p->captrace : 64;
         cl_trace_event *q = realloc(p->trace, (size_t)cap * sizeof *q);

@@ -108,6 +108,16 @@ static int build(scmp_filter_ctx f, unsigned permits, pid_t self)
                                SCMP_A1(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC,
                                        O_RDONLY));
     }
+    if (permits & CL_PERMIT_DEVICES) {
+        /* A user-space driver opens its device read-write and talks to it with ioctl
+         * (libibverbs: /dev/infiniband/uverbsN and RDMA_VERBS_IOCTL). */
+        rc |= allow_list(f, files);
+        rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+                               SCMP_A2(SCMP_CMP_MASKED_EQ, O_CREAT | O_TRUNC, 0));
+        rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
+                               SCMP_A1(SCMP_CMP_MASKED_EQ, O_CREAT | O_TRUNC, 0));
+        rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 0);
+    }
     return rc ? -1 : 0;
 }
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,7 +46,8 @@ static int is_dynamic(int fd)
 }
 
 /* The child: descriptors 0 to CL_SANDBOX_PROGRAM_FD, limits, the sandbox, exec. */
-static void child(int sock, int arena, int prog, unsigned permits, pid_t parent)
+static void child(int sock, int arena, int prog, unsigned permits, pid_t parent,
+                  const char *const *extra_env)
 {
     char why[256];
     /* First out of the way of 0-5, so that no dup2 below overwrites another source. */
@@ -63,6 +65,10 @@ static void child(int sock, int arena, int prog, unsigned permits, pid_t parent)
     close_range(CL_SANDBOX_PROGRAM_FD + 1, ~0U, 0);
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none);
+    if (permits & CL_PERMIT_DEVICES) { /* a driver pins memory (ibv_reg_mr); best effort */
+        struct rlimit all = {RLIM_INFINITY, RLIM_INFINITY};
+        setrlimit(RLIMIT_MEMLOCK, &all);
+    }
     const char *san = getenv("COMMLAB_SANITIZE");
     if (cl_sandbox_enter(permits, san && strcmp(san, "1") == 0, why, sizeof why) != 0) {
         dprintf(2, "commlab: cannot sandbox the student program: %s\n", why);
@@ -71,16 +77,18 @@ static void child(int sock, int arena, int prog, unsigned permits, pid_t parent)
     if (getppid() != parent)
         _exit(0); /* the harness died before the death signal was armed */
     char *argv[] = {"commlab-student", NULL};
-    char *envp[8];
+    char *envp[12];
     int n = 0;
     static char keep[8][1100];
     const char *names[] = {"LANG", "LC_ALL", "ASAN_OPTIONS", "UBSAN_OPTIONS", "TZ", NULL};
     envp[n++] = "PATH=/usr/bin:/bin";
-    for (int i = 0; names[i] && n < 7; i++) {
+    for (int i = 0; i < 4 && extra_env[i]; i++) /* the lab's own settings */
+        envp[n++] = (char *)extra_env[i];
+    for (int i = 0; names[i] && n < 11; i++) {
         const char *v = getenv(names[i]);
         if (v && strlen(v) + strlen(names[i]) + 2 < 1024) {
-            snprintf(keep[n], sizeof keep[n], "%.64s=%.1000s", names[i], v);
-            envp[n] = keep[n];
+            snprintf(keep[i], sizeof keep[i], "%.64s=%.1000s", names[i], v);
+            envp[n] = keep[i];
             n++;
         }
     }
@@ -122,7 +130,7 @@ cl_result cl_student_start(const cl_student_opts *o)
     fflush(NULL); /* no buffered output written twice */
     pid_t pid = fork();
     if (pid == 0)
-        child(sv[1], arena, prog, permits, parent);
+        child(sv[1], arena, prog, permits, parent, o->env);
     close(sv[1]);
     close(arena);
     close(prog);
@@ -349,6 +357,21 @@ cl_result cl_session_next(int r, cl_wire *out)
     return CL_OK;
 }
 
+/* On "sim" the harness and the student's program take turns, never run at once:
+ * on one CPU each hand-over is a plain switch, where across two it is a wake-up
+ * of another core (about 2.5 times slower over a whole run). Best effort. */
+static void share_one_cpu(void)
+{
+    int cpu = sched_getcpu();
+    if (cpu < 0)
+        return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) == 0)
+        sched_setaffinity(S.pid, sizeof one, &one);
+}
+
 cl_result cl_student_hello(int backend, int first, int world_size, unsigned flags)
 {
     if (!S.pid) {
@@ -370,6 +393,8 @@ cl_result cl_student_hello(int backend, int first, int world_size, unsigned flag
     while (!last)
         CL_CHECK(cl_session_receive(&last));
     S.ready = 1;
+    if (backend == CL_WIRE_SIM)
+        share_one_cpu();
     if (backend == CL_WIRE_SIM)
         cl_sim_set_idle(exchange);
     return CL_OK;

@@ -13,23 +13,27 @@
 #include "sim_machine.h"
 
 typedef struct cl_sim_result {
-    double time_us;   /* predicted completion time of one call */
-    double algbw;     /* GB/s, bytes / time as nccl-tests defines it */
-    double busbw;     /* GB/s, algbw x the nccl-tests bus factor */
-    double lat_us;    /* the latency part of time_us (launch + base + hops) */
-    cl_algo algo;     /* the algorithm used (auto resolved) */
-    int proto;        /* CL_PROTO_LL, CL_PROTO_LL128 or CL_PROTO_SIMPLE */
+    double time_us; /* predicted completion time of one call */
+    double algbw;   /* GB/s, bytes / time as nccl-tests defines it */
+    double busbw;   /* GB/s, algbw x the nccl-tests bus factor */
+    double lat_us;  /* the latency part of time_us (launch + base + hops) */
+    cl_algo algo;   /* the algorithm used (auto resolved) */
+    int proto;      /* CL_PROTO_LL, CL_PROTO_LL128 or CL_PROTO_SIMPLE */
     int nchannels;
-    long nflows;      /* flows simulated */
+    long nflows; /* flows simulated */
 } cl_sim_result;
 
 /* Predict one collective of `bytes` (nccl-tests' size column: the buffer per
  * rank for allreduce and broadcast, the total gathered or scattered array for
  * allgather and reducescatter, the per-rank send total for alltoall) on m.
+ * algo: CL_ALGO_AUTO (the fastest NCCL would pick: ring, tree, NVLS on one
+ * node, NVLS-Tree across nodes, NVLS across nodes only with sys.net_sharp),
+ * RING, TREE, NVLS, NVLS_TREE (two nodes or more) or HIER.
  * Returns CL_OK, CL_ERR_UNSUPPORTED when algo does not apply (tree for
- * allgather, nvls without NVLS hardware), CL_ERR_INVALID for bad sizes. */
-cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo,
-                                 double bytes, cl_sim_result *out);
+ * allgather, nvls without NVLS hardware), CL_ERR_INVALID for bad or
+ * non-finite sizes. */
+cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo, double bytes,
+                                 cl_sim_result *out);
 
 /* Load system (name or path), apply ov (may be NULL), build and predict. */
 cl_result cl_sim_predict(const char *system, const cl_sim_overrides *ov, cl_coll_kind coll,

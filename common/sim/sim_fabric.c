@@ -3,7 +3,10 @@
  * Every fabric link carries the NIC's effective bandwidth (NCCL's per-NIC
  * figure, not the line rate) in each direction; a link entering a switch
  * carries fabric_hop_us of latency. Hosts are attached to leaves in fabric
- * order, which is the order D-mod-K routing uses.
+ * order, which is the order D-mod-K routing uses. `oversubscription` (o:1)
+ * removes uplinks of the first tier on every fabric: a rail leaf keeps su/o
+ * spine cables, a leaf-spine leaf splits its ports o:1, a fat-tree edge keeps
+ * k/(2o) of its k/2 aggregation links.
  */
 #include <stdlib.h>
 
@@ -68,10 +71,14 @@ static cl_result rail(fab *f)
     }
     if (m->nleaves == 1)
         return CL_OK;
-    /* Spines: su uplinks per leaf (1:1), spread round-robin over the spines. */
-    int nspine = (m->nleaves * su + m->sys.fabric_radix - 1) / m->sys.fabric_radix;
-    if (nspine > su)
-        nspine = su; /* beyond two tiers: a non-blocking core collapsed into su spines */
+    /* Spines: su / oversubscription uplinks per leaf (1:1 without), spread
+     * round-robin over the spines. */
+    int up = (int)(su / m->sys.oversubscription + 0.5);
+    if (up < 1)
+        up = 1;
+    int nspine = (m->nleaves * up + m->sys.fabric_radix - 1) / m->sys.fabric_radix;
+    if (nspine > up)
+        nspine = up; /* beyond two tiers: a non-blocking core collapsed into `up` spines */
     if (nspine < 1)
         nspine = 1;
     int spine[1024];
@@ -81,7 +88,7 @@ static cl_result rail(fab *f)
         if ((spine[s] = new_switch(f, 2)) < 0)
             return CL_ERR_NOMEM;
     for (int l = 0; l < m->nleaves; l++)
-        for (int j = 0; j < su; j++)
+        for (int j = 0; j < up; j++)
             if (cable(f, m->leaf_v[l], spine[j % nspine]))
                 return CL_ERR_NOMEM;
     return CL_OK;
@@ -142,9 +149,13 @@ static cl_result fattree(fab *f)
     for (int a = 0; a < npod * half; a++)
         if (new_switch(f, 2) < 0)
             return CL_ERR_NOMEM;
+    /* An oversubscribed edge keeps half / oversubscription of its uplinks. */
+    int up = (int)(half / m->sys.oversubscription + 0.5);
+    if (up < 1)
+        up = 1;
     for (int e = 0; e < nedge; e++)
-        for (int a = 0; a < half; a++)
-            if (cable(f, m->leaf_v[e], agg0 + (e / half) * half + a))
+        for (int a = 0; a < up; a++) /* tapered edges spread over the aggs by rotation */
+            if (cable(f, m->leaf_v[e], agg0 + (e / half) * half + (a + (up < half ? e : 0)) % half))
                 return CL_ERR_NOMEM;
     if (npod == 1)
         return CL_OK;
@@ -176,12 +187,9 @@ cl_result cl_sim_fabric_build(cl_sim_machine *m)
     if (m->nhosts == 0)
         return CL_OK;
     switch (m->sys.fabric) {
-    case CL_SIM_FABRIC_RAIL:
-        return rail(&f);
-    case CL_SIM_FABRIC_LEAFSPINE:
-        return leafspine(&f);
-    case CL_SIM_FABRIC_FATTREE:
-        return fattree(&f);
+    case CL_SIM_FABRIC_RAIL: return rail(&f);
+    case CL_SIM_FABRIC_LEAFSPINE: return leafspine(&f);
+    case CL_SIM_FABRIC_FATTREE: return fattree(&f);
     }
     return CL_ERR_INVALID;
 }

@@ -20,6 +20,10 @@ cl_result cl_sim_machine_build(const cl_sim_system *sys, const cl_sim_overrides 
             m->gpus = ov->gpus_per_node;
         if (ov->nics_per_node > 0)
             m->nics = ov->nics_per_node;
+        if (ov->nic_gbps != 0 && !(ov->nic_gbps > 0 && ov->nic_gbps < 1e6)) {
+            cl_set_error("NIC speed must be a positive number of Gb/s, not %g", ov->nic_gbps);
+            return CL_ERR_INVALID;
+        }
         if (ov->nic_gbps > 0) {
             /* keep NCCL's effective-to-line ratio of the recorded NIC */
             if (sys->nic_gbps > 0)
@@ -28,11 +32,35 @@ cl_result cl_sim_machine_build(const cl_sim_system *sys, const cl_sim_overrides 
         }
         if (ov->routing >= 0)
             m->sys.routing = (cl_sim_routing)ov->routing;
+        if (ov->fabric > 0)
+            m->sys.fabric = (cl_sim_fabric_kind)(ov->fabric - 1);
+        if (ov->oversubscription != 0)
+            m->sys.oversubscription = ov->oversubscription;
+        if (ov->pxn > 0)
+            m->sys.pxn = ov->pxn == 1;
+        m->ring_order = ov->ring_order;
     }
-    if (m->gpus < 1 || m->gpus > CL_SIM_MAX_LOCAL || m->nics > CL_SIM_MAX_LOCAL ||
-        m->nodes < 1 || (long)m->nodes * m->gpus > 1L << 22) {
-        cl_set_error("machine size out of range: %d nodes x %d GPUs, %d NICs (at most %d per "
-                     "node, 4M GPUs)", m->nodes, m->gpus, m->nics, CL_SIM_MAX_LOCAL);
+    if (m->ring_order != CL_SIM_RING_NAIVE)
+        m->ring_order = CL_SIM_RING_RAIL;
+    if (m->nodes > 1 &&
+        !(m->sys.nic_gbps > 0 && m->sys.nic_eff_gbps > 0 && m->sys.nic_gbps < 1e6)) {
+        cl_set_error("NIC speed must be a positive number of Gb/s, not %g", m->sys.nic_gbps);
+        return CL_ERR_INVALID;
+    }
+    if (!(m->sys.oversubscription >= 1 && m->sys.oversubscription <= 64)) {
+        cl_set_error("oversubscription must be a down:up ratio from 1 to 64, not %g",
+                     m->sys.oversubscription);
+        return CL_ERR_INVALID;
+    }
+    if ((int)m->sys.fabric < 0 || m->sys.fabric > CL_SIM_FABRIC_FATTREE) {
+        cl_set_error("unknown fabric %d", (int)m->sys.fabric);
+        return CL_ERR_INVALID;
+    }
+    if (m->gpus < 1 || m->gpus > CL_SIM_MAX_LOCAL || m->nics > CL_SIM_MAX_LOCAL || m->nodes < 1 ||
+        (long)m->nodes * m->gpus > CL_SIM_MAX_GPUS) {
+        cl_set_error("machine size out of range: %d nodes x %d GPUs, %d NICs (at most %d GPUs "
+                     "or NICs per node and %d GPUs in all)",
+                     m->nodes, m->gpus, m->nics, CL_SIM_MAX_LOCAL, CL_SIM_MAX_GPUS);
         return CL_ERR_INVALID;
     }
     if (m->nodes > 1 && m->nics < 1) {
@@ -55,8 +83,8 @@ cl_result cl_sim_machine_build(const cl_sim_system *sys, const cl_sim_overrides 
                 rc = CL_ERR_NOMEM;
         for (int l = 0; l < t.nl; l++) {
             const cl_sim_link *L = &t.l[l];
-            if (cl_sim_graph_add_link(&m->g, L->src + n * m->tv, L->dst + n * m->tv, L->bw,
-                                      L->lat, L->kind) < 0)
+            if (cl_sim_graph_add_link(&m->g, L->src + n * m->tv, L->dst + n * m->tv, L->bw, L->lat,
+                                      L->kind) < 0)
                 rc = CL_ERR_NOMEM;
         }
     }

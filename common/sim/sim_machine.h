@@ -13,43 +13,55 @@
 #include "sim_system.h"
 
 #define CL_SIM_MAX_LOCAL 64 /* GPUs or NICs per node */
-#define CL_SIM_MAX_PATH 64
-#define CL_SIM_MAX_SW 64    /* PCIe switches per node */
+#define CL_SIM_MAX_PATH  64
+#define CL_SIM_MAX_SW    64 /* PCIe switches per node */
 
 /* Latency classes of a path, as NCCL's tuning model distinguishes them. */
 typedef enum cl_sim_pclass { CL_SIM_P_NVL, CL_SIM_P_PCI, CL_SIM_P_NET } cl_sim_pclass;
 
+/* Changes to a system file's job shape and fabric. Zero-initialise, then set
+ * what changes; every field's 0 means "keep the system's value" except
+ * routing, which must be set to -1 to keep it. */
 typedef struct cl_sim_overrides {
     int nodes, gpus_per_node, nics_per_node; /* 0 = keep the system's value */
-    double nic_gbps;                          /* 0 = keep */
-    int routing;                              /* -1 = keep, else cl_sim_routing */
+    double nic_gbps;                         /* 0 = keep */
+    int routing;                             /* -1 = keep, else cl_sim_routing */
+    int fabric;                              /* 0 = keep, else 1 + cl_sim_fabric_kind */
+    double oversubscription;                 /* 0 = keep, else down:up ratio of a leaf, >= 1 */
+    int ring_order;                          /* 0 = keep (rail), else cl_sim_ring_layout */
+    int pxn;                                 /* 0 = keep, 1 = on, 2 = off */
 } cl_sim_overrides;
+
+/* Largest machine cl_sim_machine_build accepts (GPUs): four times the largest
+ * the speed goals cover; beyond it the routing tables alone take gigabytes. */
+#define CL_SIM_MAX_GPUS 131072
 
 typedef struct cl_sim_machine {
     cl_sim_system sys;
-    int nodes, gpus, nics;        /* per node, after overrides */
+    int nodes, gpus, nics; /* per node, after overrides */
     int nranks;
+    int ring_order; /* cl_sim_ring_layout */
     cl_sim_graph g;
     /* node template */
     int tv, tl;
-    int gpu_v[CL_SIM_MAX_LOCAL];  /* template vertex of local GPU i */
-    int nic_v[CL_SIM_MAX_LOCAL];  /* template vertex of local NIC i */
-    int gpu_nic[CL_SIM_MAX_LOCAL];/* the NIC NCCL would give GPU i (nearest, spread) */
+    int gpu_v[CL_SIM_MAX_LOCAL];   /* template vertex of local GPU i */
+    int nic_v[CL_SIM_MAX_LOCAL];   /* template vertex of local NIC i */
+    int gpu_nic[CL_SIM_MAX_LOCAL]; /* the NIC NCCL would give GPU i (nearest, spread) */
     /* template routes between local devices: device d < gpus is GPU d, else NIC d - gpus */
-    int *troute_off;              /* (gpus+nics)^2 + 1 */
-    int *troute;                  /* template link ids */
-    unsigned char *tclass;        /* cl_sim_pclass of each template route */
+    int *troute_off;       /* (gpus+nics)^2 + 1 */
+    int *troute;           /* template link ids */
+    unsigned char *tclass; /* cl_sim_pclass of each template route */
     /* fabric */
     int nhosts;
-    int sw_first, nsw;            /* switch vertices [sw_first, sw_first + nsw) */
-    int *nic_up, *nic_down;       /* per host: NIC->leaf and leaf->NIC link ids */
-    int *host_leaf;               /* per host: leaf index */
-    int *host_index;              /* per host: position in fabric order (D-mod-K) */
+    int sw_first, nsw;      /* switch vertices [sw_first, sw_first + nsw) */
+    int *nic_up, *nic_down; /* per host: NIC->leaf and leaf->NIC link ids */
+    int *host_leaf;         /* per host: leaf index */
+    int *host_index;        /* per host: position in fabric order (D-mod-K) */
     int nleaves;
-    int *leaf_v;                  /* leaf index -> vertex */
-    int *leaf_of_v;               /* switch vertex - sw_first -> leaf index or -1 */
-    unsigned short *dist;         /* [switch][leaf] hops, 0xffff unreachable */
-    int *route_load;              /* per link: routes assigned (min-hop balancing) */
+    int *leaf_v;          /* leaf index -> vertex */
+    int *leaf_of_v;       /* switch vertex - sw_first -> leaf index or -1 */
+    unsigned short *dist; /* [switch][leaf] hops, 0xffff unreachable */
+    int *route_load;      /* per link: routes assigned (min-hop balancing) */
 } cl_sim_machine;
 
 /* Build the machine for sys with overrides (NULL: none). Returns CL_OK,
@@ -64,12 +76,21 @@ void cl_sim_machine_free(cl_sim_machine *m);
 
 /* The path from rank src to rank dst. Between nodes the traffic leaves through
  * local NIC `nic` of the source node and enters through NIC `nic` of the
- * destination node (rail-aligned, as NCCL's rings and PXN do); nic < 0 picks
- * the source GPU's own NIC. qp varies the ECMP hash. Writes up to max link ids
- * to path and the path class to *cls; returns the length, or -1 with a reason
- * when there is no route. */
+ * destination node (rail-aligned, as NCCL's rings and PXN do). nic < 0: the
+ * path NCCL's p2p transport takes: with sys.pxn, relayed over NVLink to the
+ * receiver's rail (leave and enter by the receiver GPU's NIC); without, leave
+ * by the sender GPU's NIC and enter by the receiver GPU's NIC, crossing rails
+ * through the spines when they differ. qp varies the ECMP hash. Writes up to
+ * max link ids to path and the path class to *cls; returns the length, or -1
+ * with a reason when there is no route. */
 int cl_sim_route(cl_sim_machine *m, int src, int dst, int nic, int qp, int *path, int max,
                  cl_sim_pclass *cls);
+
+/* The path from rank src to rank dst leaving the source node by its NIC
+ * nic_src and entering the destination node by its NIC nic_dst (both >= 0);
+ * otherwise as cl_sim_route. */
+int cl_sim_route_nics(cl_sim_machine *m, int src, int dst, int nic_src, int nic_dst, int qp,
+                      int *path, int max, cl_sim_pclass *cls);
 
 /* Route between two fabric hosts (NIC ports): NIC up-link, switches, NIC
  * down-link. Returns the length or -1 when unreachable. */

@@ -21,10 +21,7 @@
 
 #define NOPATH 0xffff
 
-static int is_switch(const cl_sim_graph *g, int v)
-{
-    return g->vkind[v] == CL_SIM_V_SWITCH;
-}
+static int is_switch(const cl_sim_graph *g, int v) { return g->vkind[v] == CL_SIM_V_SWITCH; }
 
 cl_result cl_sim_route_prepare(cl_sim_machine *m)
 {
@@ -82,6 +79,38 @@ static unsigned hash4(unsigned seed, unsigned a, unsigned b, unsigned c, unsigne
     return h;
 }
 
+/* D-mod-K going down, among parallel cables from v to one lower switch w: the
+ * cable that destination d's own up route leaves w by, reversed. Every switch
+ * then sends each destination down one cable of its own, as the up routes of
+ * the destinations spread them (Zahavi 2010: routes toward d form a tree);
+ * the destination index alone, divided by the widths below, would pick one
+ * cable for every destination under w. */
+static int dmodk_down(const cl_sim_machine *m, int v, const int *cand, int nc, long d,
+                      const long *lvl_div)
+{
+    const cl_sim_graph *g = &m->g;
+    int w = g->l[cand[0]].dst;
+    for (int i = 1; i < nc; i++)
+        if (g->l[cand[i]].dst != w)
+            return (int)(d % nc); /* candidates lead to different switches */
+    int up[1024], nup = 0, lw = g->vlevel[w];
+    for (int k = g->adj_off[w]; k < g->adj_off[w + 1] && nup < 1024; k++) {
+        int l = g->adj[k], x = g->l[l].dst;
+        if (is_switch(g, x) && g->vlevel[x] > lw)
+            up[nup++] = l;
+    }
+    long div = lw >= 0 && lw < 8 ? lvl_div[lw] : 1;
+    if (nup == 0)
+        return (int)(d % nc);
+    int j = (int)((d / div) % nup);
+    if (g->l[up[j]].dst != v)
+        return j % nc; /* d's own route climbs elsewhere: spread by the same index */
+    int par = 0;       /* j's rank among w's cables to v = the down cable's rank among v's to w */
+    for (int i = 0; i < j; i++)
+        par += g->l[up[i]].dst == v;
+    return par % nc;
+}
+
 int cl_sim_route_fabric(cl_sim_machine *m, int a, int b, int qp, int *path, int max)
 {
     const cl_sim_graph *g = &m->g;
@@ -92,6 +121,7 @@ int cl_sim_route_fabric(cl_sim_machine *m, int a, int b, int qp, int *path, int 
     int target = m->host_leaf[b];
     int v = m->leaf_v[m->host_leaf[a]];
     long divisor = 1;
+    long lvl_div[8] = {1, 1, 1, 1, 1, 1, 1, 1};
     int hop = 0;
     while (v != m->leaf_v[target]) {
         if (!m->dist) {
@@ -100,8 +130,7 @@ int cl_sim_route_fabric(cl_sim_machine *m, int a, int b, int qp, int *path, int 
         }
         unsigned short here = m->dist[(size_t)(v - m->sw_first) * m->nleaves + target];
         if (here == NOPATH) {
-            cl_set_error("no route from host %d to host %d (separate rails without a spine)",
-                         a, b);
+            cl_set_error("no route from host %d to host %d (separate rails without a spine)", a, b);
             return -1;
         }
         int cand[1024], nc = 0;
@@ -118,13 +147,20 @@ int cl_sim_route_fabric(cl_sim_machine *m, int a, int b, int qp, int *path, int 
             int going_up = g->vlevel[g->l[cand[0]].dst] > g->vlevel[v];
             switch (m->sys.routing) {
             case CL_SIM_ROUTE_DMODK:
-                pick = (int)((m->host_index[b] / divisor) % nc);
-                if (going_up)
+                if (going_up) {
+                    int lv = g->vlevel[v];
+                    if (lv >= 0 && lv < 8)
+                        lvl_div[lv] = divisor;
+                    pick = (int)((m->host_index[b] / divisor) % nc);
                     divisor *= nc;
+                } else {
+                    pick = dmodk_down(m, v, cand, nc, m->host_index[b], lvl_div);
+                }
                 break;
             case CL_SIM_ROUTE_ECMP:
                 pick = (int)(hash4(m->sys.ecmp_seed, (unsigned)a, (unsigned)b, (unsigned)qp,
-                                   (unsigned)hop) % (unsigned)nc);
+                                   (unsigned)hop) %
+                             (unsigned)nc);
                 break;
             case CL_SIM_ROUTE_MINHOP:
                 for (int i = 1; i < nc; i++)
@@ -282,8 +318,8 @@ static int append_local(const cl_sim_machine *m, int node, int a, int b, int *pa
     return len + n;
 }
 
-int cl_sim_route(cl_sim_machine *m, int src, int dst, int nic, int qp, int *path, int max,
-                 cl_sim_pclass *cls)
+int cl_sim_route_nics(cl_sim_machine *m, int src, int dst, int nic_src, int nic_dst, int qp,
+                      int *path, int max, cl_sim_pclass *cls)
 {
     int na = src / m->gpus, ga = src % m->gpus;
     int nb = dst / m->gpus, gb = dst % m->gpus;
@@ -300,19 +336,29 @@ int cl_sim_route(cl_sim_machine *m, int src, int dst, int nic, int qp, int *path
         cl_set_error("ranks %d and %d are on different nodes, which have no NIC", src, dst);
         return -1;
     }
-    if (nic < 0)
-        nic = m->gpu_nic[ga];
-    nic %= m->nics;
-    int len = append_local(m, na, ga, m->gpus + nic, path, 0, max, &allnv);
+    nic_src %= m->nics;
+    nic_dst %= m->nics;
+    int len = append_local(m, na, ga, m->gpus + nic_src, path, 0, max, &allnv);
     if (len < 0)
         return -1;
-    int n = cl_sim_route_fabric(m, na * m->nics + nic, nb * m->nics + nic, qp, path + len,
+    int n = cl_sim_route_fabric(m, na * m->nics + nic_src, nb * m->nics + nic_dst, qp, path + len,
                                 max - len);
     if (n < 0)
         return -1;
-    len = append_local(m, nb, m->gpus + nic, gb, path, len + n, max, &allnv);
+    len = append_local(m, nb, m->gpus + nic_dst, gb, path, len + n, max, &allnv);
     *cls = CL_SIM_P_NET;
     return len;
+}
+
+int cl_sim_route(cl_sim_machine *m, int src, int dst, int nic, int qp, int *path, int max,
+                 cl_sim_pclass *cls)
+{
+    int a = m->gpu_nic[src % m->gpus], b = m->gpu_nic[dst % m->gpus];
+    if (nic >= 0)
+        a = b = nic;
+    else if (m->sys.pxn)
+        a = b; /* PXN: a peer of the sender on the receiver's rail sends */
+    return cl_sim_route_nics(m, src, dst, a, b, qp, path, max, cls);
 }
 
 double cl_sim_path_latency(const cl_sim_machine *m, const int *path, int len)

@@ -122,6 +122,11 @@ static void local_order(const cl_sim_machine *m, int c, int *ord)
             ord[i] = i;
         return;
     }
+    if (m->ring_order == CL_SIM_RING_NAIVE) {
+        for (int i = 0; i < G; i++)
+            ord[i] = (c + i) % G;
+        return;
+    }
     int nic = m->gpus + c % m->nics;
     int pref = (c % m->nics) * G / m->nics;
     int entry = pref;
@@ -153,8 +158,8 @@ void cl_sim_ring_order(const cl_sim_machine *m, int c, int *ranks)
 /* ---- phases --------------------------------------------------------------- */
 
 typedef struct fspec {
-    int src, dst, nic, link; /* link >= 0: a one-link flow on that link */
-    double bytes;
+    int src, dst, nic, nic2, link; /* link >= 0: a one-link flow on that link */
+    double bytes;                  /* nic2: the NIC it enters the far node by */
 } fspec;
 
 typedef struct phase {
@@ -162,7 +167,7 @@ typedef struct phase {
     int n, cap;
 } phase;
 
-static int add(phase *ph, int src, int dst, int nic, int link, double bytes)
+static int add2(phase *ph, int src, int dst, int nic, int nic2, int link, double bytes)
 {
     if (ph->n == ph->cap) {
         int nc = ph->cap ? ph->cap * 2 : 1024;
@@ -172,8 +177,13 @@ static int add(phase *ph, int src, int dst, int nic, int link, double bytes)
         ph->f = q;
         ph->cap = nc;
     }
-    ph->f[ph->n++] = (fspec){src, dst, nic, link, bytes};
+    ph->f[ph->n++] = (fspec){src, dst, nic, nic2, link, bytes};
     return 0;
+}
+
+static int add(phase *ph, int src, int dst, int nic, int link, double bytes)
+{
+    return add2(ph, src, dst, nic, nic, link, bytes);
 }
 
 /* Completion time (s) of all flows of ph started together, no latency. */
@@ -190,7 +200,9 @@ static cl_result run_phase(cl_sim_machine *m, const phase *ph, double *t, long *
             len = 1;
         } else {
             cl_sim_pclass cls;
-            len = cl_sim_route(m, f->src, f->dst, f->nic, i, path, CL_SIM_MAX_PATH, &cls);
+            len = f->nic >= 0 ? cl_sim_route_nics(m, f->src, f->dst, f->nic, f->nic2, i, path,
+                                                  CL_SIM_MAX_PATH, &cls)
+                              : cl_sim_route(m, f->src, f->dst, -1, i, path, CL_SIM_MAX_PATH, &cls);
             if (len < 0) {
                 rc = CL_ERR_INVALID;
                 break;
@@ -208,11 +220,12 @@ static cl_result run_phase(cl_sim_machine *m, const phase *ph, double *t, long *
 }
 
 /* Latency (s) of the edge src -> dst for algorithm table `tree` and protocol p. */
-static double edge_lat(cl_sim_machine *m, int src, int dst, int nic, int tree, int p)
+static double edge_lat2(cl_sim_machine *m, int src, int dst, int nic, int nic2, int tree, int p)
 {
     int path[CL_SIM_MAX_PATH];
     cl_sim_pclass cls;
-    int len = cl_sim_route(m, src, dst, nic, 0, path, CL_SIM_MAX_PATH, &cls);
+    int len = nic >= 0 ? cl_sim_route_nics(m, src, dst, nic, nic2, 0, path, CL_SIM_MAX_PATH, &cls)
+                       : cl_sim_route(m, src, dst, -1, 0, path, CL_SIM_MAX_PATH, &cls);
     if (len < 0)
         return 0;
     const cl_sim_system *s = &m->sys;
@@ -229,14 +242,33 @@ static double edge_lat(cl_sim_machine *m, int src, int dst, int nic, int tree, i
     return hw * US + cl_sim_path_latency(m, path, len);
 }
 
+static double edge_lat(cl_sim_machine *m, int src, int dst, int nic, int tree, int p)
+{
+    return edge_lat2(m, src, dst, nic, nic, tree, p);
+}
+
 /* What a schedule costs before the protocol is applied. */
 typedef struct cost {
-    double bw_s;               /* bytes time at full link bandwidth */
+    double bw_s;                  /* bytes time at full link bandwidth */
     double lat_s[CL_PROTO_COUNT]; /* base + hops, per protocol */
     int protos_ok[CL_PROTO_COUNT];
     int nch;
     long nflows;
+    double busbw_cap; /* GB/s, a bus bandwidth the algorithm never exceeds; 0 none */
 } cost;
+
+/* The NICs a ring edge a -> b of channel ch leaves and enters by: NIC ch on
+ * both sides for rail-aligned rings; the GPUs' own NICs for naive rings. */
+static void ring_nics(const cl_sim_machine *m, int ch, int a, int b, int *na, int *nb)
+{
+    int r = m->nics ? m->nics : 1;
+    if (m->ring_order == CL_SIM_RING_NAIVE && m->nics) {
+        *na = m->gpu_nic[a % m->gpus];
+        *nb = m->gpu_nic[b % m->gpus];
+    } else {
+        *na = *nb = ch % r;
+    }
+}
 
 /* Ring over `ranks` (n of them) on channel-set of nch rings given by orders. */
 static cl_result ring_cost(cl_sim_machine *m, cl_coll_kind coll, double bytes, cost *c)
@@ -253,10 +285,13 @@ static cl_result ring_cost(cl_sim_machine *m, cl_coll_kind coll, double bytes, c
     phase ph = {0};
     cl_result rc = CL_OK;
     for (int ch = 0; ch < nch && rc == CL_OK; ch++)
-        for (int i = 0; i < p - (bcast ? 1 : 0); i++)
-            if (add(&ph, ord[(size_t)ch * p + i], ord[(size_t)ch * p + (i + 1) % p],
-                    ch % (m->nics ? m->nics : 1), -1, chunk))
+        for (int i = 0; i < p - (bcast ? 1 : 0); i++) {
+            int a = ord[(size_t)ch * p + i], b = ord[(size_t)ch * p + (i + 1) % p];
+            int na, nb;
+            ring_nics(m, ch, a, b, &na, &nb);
+            if (add2(&ph, a, b, na, nb, -1, chunk))
                 rc = CL_ERR_NOMEM;
+        }
     double t = 0;
     if (rc == CL_OK)
         rc = run_phase(m, &ph, &t, &c->nflows);
@@ -264,8 +299,11 @@ static cl_result ring_cost(cl_sim_machine *m, cl_coll_kind coll, double bytes, c
     c->nch = nch;
     for (int pr = 0; pr < CL_PROTO_COUNT && rc == CL_OK; pr++) {
         double sum = 0;
-        for (int i = 0; i < p; i++)
-            sum += edge_lat(m, ord[i], ord[(i + 1) % p], 0, 0, pr);
+        for (int i = 0; i < p; i++) {
+            int na, nb;
+            ring_nics(m, 0, ord[i], ord[(i + 1) % p], &na, &nb);
+            sum += edge_lat2(m, ord[i], ord[(i + 1) % p], na, nb, 0, pr);
+        }
         double avg = sum / p;
         int hops = bcast ? p - 1 : nsteps;
         c->lat_s[pr] = m->sys.lat_ring_base[pr] * US + hops * avg;
@@ -303,8 +341,7 @@ static cl_result tree_cost(cl_sim_machine *m, double bytes, cost *c)
             }
         for (int t = 0; t < 2 && N > 1; t++)
             for (int x = 0; x < N; x++) {
-                int px = btree_parent(t == 0 ? x : (N % 2 == 0 ? N - 1 - x : (x + N - 1) % N),
-                                      N);
+                int px = btree_parent(t == 0 ? x : (N % 2 == 0 ? N - 1 - x : (x + N - 1) % N), N);
                 if (px < 0)
                     continue;
                 int py = t == 0 ? px : (N % 2 == 0 ? N - 1 - px : (px + 1) % N);
@@ -322,6 +359,11 @@ static cl_result tree_cost(cl_sim_machine *m, double bytes, cost *c)
     int levels = 0;
     while ((1 << levels) < N)
         levels++;
+    /* NCCL's per-channel tree ceiling (tuning.cc perChMaxTreeBws): the pipelined
+     * chains and trees stall on their own synchronisation before the links fill. */
+    int scale = N == 1 ? 0 : N == 2 ? 1 : 2;
+    if (m->sys.tree_ch_max_gbps[scale] > 0)
+        c->busbw_cap = nch * m->sys.tree_ch_max_gbps[scale];
     for (int pr = 0; pr < CL_PROTO_COUNT; pr++) {
         double intra = G > 1 ? edge_lat(m, 0, 1, -1, 1, pr) : 0;
         double inter = N > 1 ? edge_lat(m, 0, G, 0, 1, pr) : 0;
@@ -333,9 +375,9 @@ static cl_result tree_cost(cl_sim_machine *m, double bytes, cost *c)
 
 /* Ring allreduce (or RS/AG when steps given) among `k` ranks first + i*stride,
  * for every group, all groups at once. Returns bytes time of one step x steps. */
-static cl_result group_ring(cl_sim_machine *m, int ngroups, int k, int (*rank_of)(
-                                const cl_sim_machine *, int, int), int nsteps, double chunk,
-                            int nic_by_local, double *t_out, long *nflows)
+static cl_result group_ring(cl_sim_machine *m, int ngroups, int k,
+                            int (*rank_of)(const cl_sim_machine *, int, int), int nsteps,
+                            double chunk, int nic_by_local, double *t_out, long *nflows)
 {
     phase ph = {0};
     cl_result rc = CL_OK;
@@ -354,15 +396,9 @@ static cl_result group_ring(cl_sim_machine *m, int ngroups, int k, int (*rank_of
     return rc;
 }
 
-static int intra_rank(const cl_sim_machine *m, int node, int i)
-{
-    return node * m->gpus + i;
-}
+static int intra_rank(const cl_sim_machine *m, int node, int i) { return node * m->gpus + i; }
 
-static int inter_rank(const cl_sim_machine *m, int local, int i)
-{
-    return i * m->gpus + local;
-}
+static int inter_rank(const cl_sim_machine *m, int local, int i) { return i * m->gpus + local; }
 
 /* NVLS port flows: every GPU of every node sends `up` and receives `down` bytes. */
 static cl_result nvls_phase(cl_sim_machine *m, double up, double down, double *t, long *nf)
@@ -413,14 +449,75 @@ static cl_result hier_cost(cl_sim_machine *m, double bytes, int nvls, cost *c)
     return rc;
 }
 
-static cl_result nvls_cost(cl_sim_machine *m, double bytes, cost *c)
+/* NVLS across nodes, pipelined as NCCL runs it: every GPU moves S(G+1)/G up
+ * and down its NVSwitch port (in-switch reduce-scatter and multicast
+ * all-gather, at nvls_eff), while GPU i of every node exchanges the reduced
+ * shard S/G with GPU i of the other nodes through its own NIC: a ring per rail
+ * (NVLS, 2(N-1)/N x S/G per edge) or a double binary tree per rail
+ * (NVLS-Tree, S/2G per tree edge and direction). One engine phase carries
+ * both, so the slower side sets the time and shared links are shared. */
+static cl_result nvls_multi_cost(cl_sim_machine *m, double bytes, int tree, cost *c)
+{
+    int N = m->nodes, G = m->gpus;
+    double eff = m->sys.nvls_eff > 0 ? m->sys.nvls_eff : 1;
+    double v = bytes * (G + 1) / G / eff;
+    phase ph = {0};
+    cl_result rc = CL_OK;
+    for (int n = 0; n < N && rc == CL_OK; n++)
+        for (int i = 0; i < G; i++) {
+            int l = n * m->tl + 2 * i; /* GPU i's NVSwitch port (see sim_node.c) */
+            if (add(&ph, 0, 0, -1, l, v) || add(&ph, 0, 0, -1, l + 1, v))
+                rc = CL_ERR_NOMEM;
+        }
+    double shard = bytes / G;
+    for (int i = 0; i < G && rc == CL_OK && N > 1; i++) {
+        int nic = m->gpu_nic[i];
+        if (!tree) {
+            for (int x = 0; x < N; x++)
+                if (add(&ph, x * G + i, (x + 1) % N * G + i, nic, -1, 2.0 * (N - 1) / N * shard))
+                    rc = CL_ERR_NOMEM;
+            continue;
+        }
+        for (int t = 0; t < 2; t++)
+            for (int x = 0; x < N; x++) {
+                int px = btree_parent(t == 0 ? x : (N % 2 == 0 ? N - 1 - x : (x + N - 1) % N), N);
+                if (px < 0)
+                    continue;
+                int py = t == 0 ? px : (N % 2 == 0 ? N - 1 - px : (px + 1) % N);
+                int a = x * G + i, b = py * G + i;
+                if (add(&ph, a, b, nic, -1, shard / 2) || add(&ph, b, a, nic, -1, shard / 2))
+                    rc = CL_ERR_NOMEM;
+            }
+    }
+    double t = 0;
+    if (rc == CL_OK)
+        rc = run_phase(m, &ph, &t, &c->nflows);
+    free(ph.f);
+    c->bw_s = t;
+    c->nch = 1;
+    int levels = 0;
+    while ((1 << levels) < N)
+        levels++;
+    for (int pr = 0; pr < CL_PROTO_COUNT; pr++) {
+        double inter = edge_lat(m, 0, G, m->gpu_nic[0], tree, CL_PROTO_SIMPLE);
+        c->lat_s[pr] = m->sys.lat_nvls_us * US + (tree ? 2 * levels : 2 * (N - 1)) * inter;
+        c->protos_ok[pr] = pr == CL_PROTO_SIMPLE;
+    }
+    return rc;
+}
+
+static cl_result nvls_cost(cl_sim_machine *m, double bytes, int tree, cost *c)
 {
     if (!m->sys.nvls || m->sys.node != CL_SIM_NODE_NVSWITCH) {
         cl_set_error("%s has no NVLink SHARP (nvls = 0)", m->sys.name);
         return CL_ERR_UNSUPPORTED;
     }
+    if (tree && m->nodes < 2) {
+        cl_set_error("NVLSTree needs at least 2 nodes (NVLS covers one)");
+        return CL_ERR_UNSUPPORTED;
+    }
     if (m->nodes > 1)
-        return hier_cost(m, bytes, 1, c);
+        return nvls_multi_cost(m, bytes, tree, c);
     int G = m->gpus;
     double v = bytes * (G + 1) / G;
     double t = 0;
@@ -473,23 +570,21 @@ static cl_result algo_cost(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo, d
         return alltoall_cost(m, bytes, c);
     }
     switch (algo) {
-    case CL_ALGO_RING:
-        return ring_cost(m, coll, bytes, c);
+    case CL_ALGO_RING: return ring_cost(m, coll, bytes, c);
     case CL_ALGO_TREE:
     case CL_ALGO_NVLS:
+    case CL_ALGO_NVLS_TREE:
     case CL_ALGO_HIER:
         if (coll != CL_COLL_ALLREDUCE) {
-            cl_set_error("algorithm '%s' is modelled for allreduce only",
-                         cl_algo_name(algo));
+            cl_set_error("algorithm '%s' is modelled for allreduce only", cl_algo_name(algo));
             return CL_ERR_UNSUPPORTED;
         }
         if (algo == CL_ALGO_TREE)
             return tree_cost(m, bytes, c);
-        if (algo == CL_ALGO_NVLS)
-            return nvls_cost(m, bytes, c);
+        if (algo == CL_ALGO_NVLS || algo == CL_ALGO_NVLS_TREE)
+            return nvls_cost(m, bytes, algo == CL_ALGO_NVLS_TREE, c);
         return hier_cost(m, bytes, 0, c);
-    default:
-        return CL_ERR_INVALID;
+    default: return CL_ERR_INVALID;
     }
 }
 
@@ -505,8 +600,10 @@ static double best_proto(const cl_sim_machine *m, const cost *c, cl_coll_kind co
         if (!c->protos_ok[p])
             continue;
         double bw = c->bw_s / (s->proto_eff[p] > 0 ? s->proto_eff[p] : 1);
-        if (p == CL_PROTO_LL && s->ll_max_gbps[idx] > 0 && busbytes / (s->ll_max_gbps[idx] * 1e9)
-                                                                > bw)
+        if (c->busbw_cap > 0 && busbytes / (c->busbw_cap * 1e9) > bw)
+            bw = busbytes / (c->busbw_cap * 1e9);
+        if (p == CL_PROTO_LL && s->ll_max_gbps[idx] > 0 &&
+            busbytes / (s->ll_max_gbps[idx] * 1e9) > bw)
             bw = busbytes / (s->ll_max_gbps[idx] * 1e9);
         double t = s->launch_us * US + c->lat_s[p] + bw;
         if (t < best) {
@@ -517,22 +614,28 @@ static double best_proto(const cl_sim_machine *m, const cost *c, cl_coll_kind co
     return best;
 }
 
-cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo,
-                                 double bytes, cl_sim_result *out)
+cl_result cl_sim_predict_machine(cl_sim_machine *m, cl_coll_kind coll, cl_algo algo, double bytes,
+                                 cl_sim_result *out)
 {
     memset(out, 0, sizeof *out);
-    if (!(bytes >= 0) || coll < 0 || coll >= CL_COLL_KIND_COUNT) {
+    if (!(bytes >= 0) || !isfinite(bytes) || coll < 0 || coll >= CL_COLL_KIND_COUNT) {
         cl_set_error("invalid size or collective");
         return CL_ERR_INVALID;
     }
-    cl_algo cands[4];
+    cl_algo cands[5];
     int nc = 0;
     if (algo == CL_ALGO_AUTO) {
         cands[nc++] = CL_ALGO_RING;
         if (coll == CL_COLL_ALLREDUCE) {
             cands[nc++] = CL_ALGO_TREE;
-            if (m->sys.nvls && m->sys.node == CL_SIM_NODE_NVSWITCH)
-                cands[nc++] = CL_ALGO_NVLS;
+            if (m->sys.nvls && m->sys.node == CL_SIM_NODE_NVSWITCH) {
+                if (m->nodes > 1)
+                    cands[nc++] = CL_ALGO_NVLS_TREE;
+                /* across nodes NCCL runs NVLS only with in-network reduction
+                 * (CollNet/SHARP); without it, NVLS-Tree */
+                if (m->nodes == 1 || m->sys.net_sharp)
+                    cands[nc++] = CL_ALGO_NVLS;
+            }
         }
     } else {
         cands[nc++] = algo;
@@ -580,7 +683,7 @@ cl_result cl_sim_predict_algo_proto(cl_sim_machine *m, cl_coll_kind coll, cl_alg
                                     cl_proto proto, double bytes, cl_sim_result *out)
 {
     memset(out, 0, sizeof *out);
-    if (!(bytes >= 0) || coll < 0 || coll >= CL_COLL_KIND_COUNT || proto < 0 ||
+    if (!(bytes >= 0) || !isfinite(bytes) || coll < 0 || coll >= CL_COLL_KIND_COUNT || proto < 0 ||
         proto >= CL_PROTO_COUNT || algo == CL_ALGO_AUTO) {
         cl_set_error("invalid size, collective, protocol or algorithm");
         return CL_ERR_INVALID;

@@ -9,8 +9,18 @@
 
 #include "sim_system.h"
 
-typedef enum { K_INT, K_DBL, K_DBL3, K_DBLN, K_STR, K_NODE, K_FABRIC, K_ROUTING, K_NVPAIRS,
-               K_PROTOS } ktype;
+typedef enum {
+    K_INT,
+    K_DBL,
+    K_DBL3,
+    K_DBLN,
+    K_STR,
+    K_NODE,
+    K_FABRIC,
+    K_ROUTING,
+    K_NVPAIRS,
+    K_PROTOS
+} ktype;
 
 typedef struct key {
     const char *name;
@@ -26,6 +36,7 @@ static const key keys[] = {
     {"gpus_per_node", K_INT, F(gpus_per_node), 1},
     {"nics_per_node", K_INT, F(nics_per_node), 1},
     {"node", K_NODE, F(node), 1},
+    {"topology", K_STR, F(topology), 0},
     {"nvlinks_per_gpu", K_INT, F(nvlinks_per_gpu), 0},
     {"nvlink_gbps", K_DBL, F(nvlink_gbps), 0},
     {"nvlink", K_NVPAIRS, 0, 0},
@@ -43,6 +54,8 @@ static const key keys[] = {
     {"su_nodes", K_INT, F(su_nodes), 0},
     {"oversubscription", K_DBL, F(oversubscription), 0},
     {"routing", K_ROUTING, F(routing), 1},
+    {"pxn", K_INT, F(pxn), 0},
+    {"net_sharp", K_INT, F(net_sharp), 0},
     {"ecmp_seed", K_INT, F(ecmp_seed), 0},
     {"nvswitch_hop_us", K_DBL, F(nvswitch_hop_us), 0},
     {"fabric_hop_us", K_DBL, F(fabric_hop_us), 1},
@@ -59,6 +72,7 @@ static const key keys[] = {
     {"protocols", K_PROTOS, 0, 1},
     {"ll_max_gbps", K_DBL3, F(ll_max_gbps), 1},
     {"simple_net_lat_factor", K_DBL, F(simple_net_lat_factor), 1},
+    {"tree_ch_max_gbps", K_DBL3, F(tree_ch_max_gbps), 0},
     {"launch_us", K_DBL, F(launch_us), 1},
     {"hbm_gbps", K_DBL, F(hbm_gbps), 1},
 };
@@ -152,8 +166,8 @@ static int parse_value(const key *k, char *v, cl_sim_system *o, char *why, size_
         return 0;
     }
     case K_STR:
-        if (strlen(v) >= (k->off == offsetof(cl_sim_system, name) ? CL_SIM_NAME_LEN
-                                                                   : CL_SIM_PATH_LEN)) {
+        if (strlen(v) >=
+            (k->off == offsetof(cl_sim_system, name) ? CL_SIM_NAME_LEN : CL_SIM_PATH_LEN)) {
             snprintf(why, whylen, "%s: value too long", k->name);
             return -1;
         }
@@ -166,6 +180,8 @@ static int parse_value(const key *k, char *v, cl_sim_system *o, char *why, size_
             o->node = CL_SIM_NODE_NVLINK;
         else if (!strcmp(v, "pcie"))
             o->node = CL_SIM_NODE_PCIE;
+        else if (!strcmp(v, "topo"))
+            o->node = CL_SIM_NODE_TOPO;
         else
             break;
         return 0;
@@ -212,8 +228,7 @@ static int parse_value(const key *k, char *v, cl_sim_system *o, char *why, size_
         }
         return 0;
     }
-    case K_DBLN:
-        break;
+    case K_DBLN: break;
     }
     snprintf(why, whylen, "%s: unknown value '%s'", k->name, v);
     return -1;
@@ -226,6 +241,7 @@ static void set_defaults(cl_sim_system *o)
     o->su_nodes = 32;
     o->oversubscription = 1.0;
     o->ecmp_seed = 1;
+    o->pxn = 1;
 }
 
 cl_result cl_sim_system_parse(const char *path, cl_sim_system *out)
@@ -244,8 +260,7 @@ cl_result cl_sim_system_parse(const char *path, cl_sim_system *out)
     while (fgets(line, sizeof line, f)) {
         lineno++;
         if (!strchr(line, '\n') && !feof(f)) {
-            cl_set_error("%s:%d: line longer than %zu characters", path, lineno,
-                         sizeof line - 2);
+            cl_set_error("%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
             rc = CL_ERR_PARSE;
             break;
         }
@@ -297,7 +312,12 @@ cl_result cl_sim_system_parse(const char *path, cl_sim_system *out)
             cl_set_error("%s:%d: missing required key '%s'", path, lineno, keys[i].name);
             return CL_ERR_PARSE;
         }
-    if (out->node != CL_SIM_NODE_PCIE && (out->nvlink_gbps <= 0 ||
+    if (out->node == CL_SIM_NODE_TOPO && (!out->topology[0] || out->nvlink_gbps <= 0)) {
+        cl_set_error("%s:%d: node 'topo' needs topology and nvlink_gbps", path, lineno);
+        return CL_ERR_PARSE;
+    }
+    if (out->node != CL_SIM_NODE_PCIE && out->node != CL_SIM_NODE_TOPO &&
+        (out->nvlink_gbps <= 0 ||
         (out->node == CL_SIM_NODE_NVSWITCH && out->nvlinks_per_gpu <= 0) ||
         (out->node == CL_SIM_NODE_NVLINK && out->nnvpairs == 0))) {
         cl_set_error("%s:%d: node '%s' needs nvlink_gbps and %s", path, lineno,
@@ -314,7 +334,8 @@ cl_result cl_sim_system_parse(const char *path, cl_sim_system *out)
     if (out->nodes < 1 || out->gpus_per_node < 1 || out->cpus < 1 ||
         out->gpus_per_pcie_switch < 1 || out->fabric_radix < 2) {
         cl_set_error("%s:%d: nodes, gpus_per_node, cpus, gpus_per_pcie_switch must be >= 1 "
-                     "and fabric_radix >= 2", path, lineno);
+                     "and fabric_radix >= 2",
+                     path, lineno);
         return CL_ERR_PARSE;
     }
     return CL_OK;

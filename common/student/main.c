@@ -2,7 +2,7 @@
  *
  * The program is started by the harness (boundary/spawn.c), never by hand:
  * fd 3 is its socket to the harness and fd 4 the arena. It hosts `nlocal`
- * ranks, each running on a stack of its own (ucontext); one runs at a time,
+ * ranks, each a coroutine on a stack of its own (coroutine.h); one runs at a time,
  * in the order the harness's records arrive, until it waits for the harness
  * (cl_rt_wait) or its entry returns. Then the next one runs; when none is
  * left, the queued records go to the harness and the program waits for its
@@ -26,7 +26,7 @@ static struct {
     int nlocal, backend, flags;
     st_rank *ranks;
     st_rank *current;
-    ucontext_t sched;
+    cl_coro sched;
     size_t stack_bytes;
     int *runq; /* local ranks to run, in arrival order */
     int nrun;
@@ -65,7 +65,7 @@ void cl_rt_emit(cl_wire *w, int now)
 const cl_wire *cl_rt_wait(st_rank *r)
 {
     r->state = ST_WAITING;
-    swapcontext(&r->ctx, &S.sched);
+    cl_coro_switch(&r->coro, &S.sched);
     return &r->reply;
 }
 
@@ -119,7 +119,7 @@ static void rank_main(void)
         snprintf(CL_SLOT_TEXT_OF(r->local), CL_SLOT_TEXT, "%s", cl_last_error());
     cl_rt_emit(&w, 0);
     r->state = ST_IDLE;
-    setcontext(&S.sched);
+    cl_coro_switch(&r->coro, &S.sched); /* never resumed: the next call starts afresh */
 }
 
 static void start_call(const cl_wire *w)
@@ -135,18 +135,8 @@ static void start_call(const cl_wire *w)
         cl_rt_emit(&ret, 0);
         return;
     }
-    if (!r->stack) {
-        r->stack = mmap(NULL, S.stack_bytes, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (r->stack == MAP_FAILED)
-            die("commlab student program: cannot map a rank's stack\n");
-        mprotect(r->stack, 4096, PROT_NONE); /* overflow faults instead of corrupting */
-    }
-    getcontext(&r->ctx);
-    r->ctx.uc_stack.ss_sp = r->stack;
-    r->ctx.uc_stack.ss_size = S.stack_bytes;
-    r->ctx.uc_link = NULL;
-    makecontext(&r->ctx, rank_main, 0);
+    if (cl_coro_start(&r->coro, S.stack_bytes, rank_main) != CL_OK)
+        die("commlab student program: cannot map a rank's stack\n");
     r->fn = e->fn;
     r->args = (void *)(uintptr_t)w->addr;
     r->time = w->time;
@@ -188,7 +178,7 @@ static void run_queue(void)
         if (r->state != ST_RUNNABLE)
             continue;
         S.current = r;
-        swapcontext(&S.sched, &r->ctx);
+        cl_coro_switch(&S.sched, &r->coro);
         S.current = NULL;
     }
     S.nrun = 0;

@@ -2,9 +2,8 @@
 #ifndef COMMLAB_STUDENT_RUNTIME_H
 #define COMMLAB_STUDENT_RUNTIME_H
 
-#include <ucontext.h>
-
 #include "boundary/wire.h"
+#include "coroutine.h"
 #include "p2p_backend.h"
 #include "student.h"
 
@@ -20,8 +19,7 @@ enum { ST_IDLE, ST_RUNNABLE, ST_WAITING };
 typedef struct st_rank {
     int local;
     int state;
-    ucontext_t ctx;
-    void *stack;
+    cl_coro coro;
     st_comm world;
     cl_entry_fn fn;
     void *args;

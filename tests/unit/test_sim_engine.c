@@ -104,12 +104,86 @@ static void test_engine_limit(void **state)
     cl_sim_graph_free(&g);
 }
 
+/* 10,000 equal flows on 10,000 links end at one instant: the engine retires
+ * them in one event and solves twice (start, and the empty set after), not once
+ * per few hundred completions. A change on one link re-solves only the flows
+ * that share links with it. */
+static void test_engine_retires_an_instant_at_once(void **state)
+{
+    (void)state;
+    enum { N = 10000 };
+    cl_sim_graph g = {0};
+    for (int i = 0; i < N; i++) {
+        int a = cl_sim_graph_add_vertex(&g, CL_SIM_V_GPU, 0);
+        int b = cl_sim_graph_add_vertex(&g, CL_SIM_V_GPU, 0);
+        cl_sim_graph_add_link(&g, a, b, 100, 0, CL_SIM_L_NVLINK);
+    }
+    assert_int_equal(cl_sim_graph_finalize(&g), CL_OK);
+    cl_sim_engine e;
+    assert_int_equal(cl_sim_engine_init(&e, &g, 1.0), CL_OK);
+    for (int i = 0; i < N; i++)
+        assert_true(cl_sim_engine_add(&e, &i, 1, 100, 0, 0, i) >= 0);
+    assert_int_equal(cl_sim_engine_run(&e), CL_OK);
+    NEAR(e.now, 1.0);
+    assert_int_equal(e.events, N);
+    assert_true(e.solves <= 2);
+    cl_sim_engine_free(&e);
+    cl_sim_graph_free(&g);
+}
+
+/* Done flows are compacted away when the table fills: live flows keep their
+ * tags, byte counts and completion times, and their new ids stay in order. */
+static void test_engine_compaction(void **state)
+{
+    (void)state;
+    enum { N = 256 };
+    cl_sim_graph g = {0};
+    for (int i = 0; i < N + 1; i++) {
+        int a = cl_sim_graph_add_vertex(&g, CL_SIM_V_GPU, 0);
+        int b = cl_sim_graph_add_vertex(&g, CL_SIM_V_GPU, 0);
+        cl_sim_graph_add_link(&g, a, b, 100, 0, CL_SIM_L_NVLINK);
+    }
+    assert_int_equal(cl_sim_graph_finalize(&g), CL_OK);
+    cl_sim_engine e;
+    assert_int_equal(cl_sim_engine_init(&e, &g, 1.0), CL_OK);
+    for (int i = 0; i < N; i++) /* flow i: (i + 1) x 100 B alone on link i: done at t = i + 1 */
+        assert_int_equal(cl_sim_engine_add(&e, &i, 1, 100.0 * (i + 1), 0, 0, 1000 + i), i);
+    int done[N];
+    for (int k = 0; k < 200; k++)
+        assert_int_equal(cl_sim_engine_step(&e, INFINITY, done, N), 1);
+    NEAR(e.now, 200);
+    assert_int_equal(e.nlive, N - 200);
+    int last = N;
+    int id = cl_sim_engine_add(&e, &last, 1, 50, 0, 0, 5000); /* the table is full: compact */
+    assert_true(id < N);
+    assert_int_equal(e.nf, N - 200 + 1);
+    double t_prev = 200;
+    for (int k = 0; k < N - 200 + 1; k++) {
+        assert_int_equal(cl_sim_engine_step(&e, INFINITY, done, N), 1);
+        long tag = e.f[done[0]].tag;
+        if (tag == 5000) {
+            NEAR(e.now, 200.5); /* 50 B at 100 B/s from t = 200 */
+            continue;
+        }
+        NEAR(e.now, tag - 1000 + 1);
+        assert_true(e.now >= t_prev);
+        t_prev = e.now;
+    }
+    NEAR(e.now, N);
+    cl_sim_engine_free(&e);
+    cl_sim_graph_free(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_three_flows_two_links), cmocka_unit_test(test_flow_cap),
-        cmocka_unit_test(test_parking_lot), cmocka_unit_test(test_engine_events),
+        cmocka_unit_test(test_three_flows_two_links),
+        cmocka_unit_test(test_flow_cap),
+        cmocka_unit_test(test_parking_lot),
+        cmocka_unit_test(test_engine_events),
         cmocka_unit_test(test_engine_limit),
+        cmocka_unit_test(test_engine_retires_an_instant_at_once),
+        cmocka_unit_test(test_engine_compaction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
