@@ -157,8 +157,7 @@ cl_result lab05_pipelined_broadcast(cl_comm *comm, const void *sendbuf, void *re
     //   next, so that every hop of the chain is busy at once (cl_group_start/end
     //   post a send and a receive together). Every rank's recvbuf, the root's
     //   too, ends with the root's data.
-    (void)comm, (void)sendbuf, (void)recvbuf, (void)count, (void)t, (void)root,
-        (void)chunk_bytes;
+    (void)comm, (void)sendbuf, (void)recvbuf, (void)count, (void)t, (void)root, (void)chunk_bytes;
     return CL_ERR_NOT_IMPLEMENTED;
     END SKELETON */
 }
