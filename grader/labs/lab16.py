@@ -23,48 +23,85 @@ lab = Lab("lab16", title="拥塞控制 (DCQCN)", program="lab16")
 
 # --- the reaction point, from the paper's rules (Zhu et al. 2015, section 3) -------------
 
+class ReactionPoint:
+    """One flow's RP, stepped as section 1 of the handout says."""
+
+    def __init__(self, p, line):
+        self.p, self.line = p, line
+        self.rc = self.rt = line
+        self.alpha = 1.0
+        self.ta = self.tt = self.by = 0.0
+        self.nt = self.nb = 0
+
+    def _increase(self):
+        p = self.p
+        lo, hi = min(self.nt, self.nb), max(self.nt, self.nb)
+        if lo >= p["f"]:
+            self.rt += (lo - p["f"] + 1) * p["rhai"] / 1000
+        elif hi >= p["f"]:
+            self.rt += p["rai"] / 1000
+        self.rt = min(self.rt, self.line)
+        self.rc = (self.rt + self.rc) / 2
+
+    def step(self, cnp, sent):
+        p = self.p
+        if cnp:
+            self.rt = self.rc
+            self.rc *= 1 - self.alpha / 2
+            self.alpha = (1 - p["g"]) * self.alpha + p["g"]
+            self.rc = max(self.rc, p["min_rate"] / 1000)
+            self.ta = self.tt = self.by = 0.0
+            self.nt = self.nb = 0
+            return
+        self.ta += 1
+        while self.ta >= p["alpha_us"]:
+            self.alpha *= 1 - p["g"]
+            self.ta -= p["alpha_us"]
+        self.tt += 1
+        while self.tt >= p["timer_us"]:
+            self.tt -= p["timer_us"]
+            self.nt += 1
+            self._increase()
+        self.by += sent
+        while self.by >= p["byte_kb"] * 1000:
+            self.by -= p["byte_kb"] * 1000
+            self.nb += 1
+            self._increase()
+
+
 def rp_replay(p, line, cnp, sent, steps):
     """Returns the (rc, rt, alpha) of every step of one flow."""
-    rc, rt, alpha = line, line, 1.0
-    ta = tt = by = 0.0
-    nt = nb = 0
-    out = []
-
-    def increase():
-        nonlocal rc, rt
-        lo, hi = min(nt, nb), max(nt, nb)
-        if lo >= p["f"]:
-            rt += (lo - p["f"] + 1) * p["rhai"] / 1000
-        elif hi >= p["f"]:
-            rt += p["rai"] / 1000
-        rt = min(rt, line)
-        rc = (rt + rc) / 2
-
+    rp, out = ReactionPoint(p, line), []
     for t in range(steps):
-        if cnp[t]:
-            rt = rc
-            rc *= 1 - alpha / 2
-            alpha = (1 - p["g"]) * alpha + p["g"]
-            rc = max(rc, p["min_rate"] / 1000)
-            ta = tt = by = 0.0
-            nt = nb = 0
-        else:
-            ta += 1
-            while ta >= p["alpha_us"]:
-                alpha *= 1 - p["g"]
-                ta -= p["alpha_us"]
-            tt += 1
-            while tt >= p["timer_us"]:
-                tt -= p["timer_us"]
-                nt += 1
-                increase()
-            by += sent[t]
-            while by >= p["byte_kb"] * 1000:
-                by -= p["byte_kb"] * 1000
-                nb += 1
-                increase()
-        out.append((rc, rt, alpha))
+        rp.step(cnp[t], sent[t])
+        out.append((rp.rc, rp.rt, rp.alpha))
     return out
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-6 * max(abs(a), 1e-3)
+
+
+def replay_incast(row, line):
+    """Replays the flow the harness recorded in an incast: its CNPs and pauses, the bytes it
+    sent at its own rate; returns a mismatch description or None."""
+    p = dict(g=row["g"], alpha_us=row["alpha_us"], timer_us=row["timer_us"],
+             byte_kb=row["byte_kb"], f=row["f"], rai=row["rai_mbps"], rhai=row["rhai_mbps"],
+             min_rate=row["min_rate_mbps"])
+    cnp, paused = set(row["replay_cnp"]), set(row["replay_paused"])
+    want = dict(zip(row["replay_t"], zip(row["replay_rc"], row["replay_rt"],
+                                           row["replay_alpha"])))
+    rp = ReactionPoint(p, line)
+    for t in range(row["replay_start"], int(max(want)) + 1):
+        rp.step(t in cnp, 0 if t in paused else rp.rc * 125)
+        if t in want:
+            got = want[t]
+            for name, a, b in (("rate", rp.rc, got[0]), ("target", rp.rt, got[1]),
+                               ("alpha", rp.alpha, got[2])):
+                if not close(a, b):
+                    return (f"flow {row['replay_flow']} at {t} us: {name} {b:.9g}, the rules "
+                            f"give {a:.9g}")
+    return None
 
 
 def random_params(rng):
@@ -93,7 +130,7 @@ def sim_rp(ctx):
             got = list(zip(row["rc"][sl], row["rt"][sl], row["alpha"][sl]))
             for t, (w, g) in enumerate(zip(want, got)):
                 for name, a, b in zip(("rate", "target rate", "alpha"), w, g):
-                    if abs(a - b) > 1e-6 * max(abs(a), 1e-3):
+                    if not close(a, b):
                         cnps = [s for s in range(max(0, t - 60), t + 1) if row["cnp"][sl][s]]
                         raise CheckFailed(
                             f"{what}: flow {i}, step {t}: {name}", expected=f"{a:.9g}",
@@ -152,6 +189,12 @@ def incast_check(name, port):
         if name == "100g":
             plot_traces(ctx, cases, yours, paper)
         for case, row in zip(cases, yours):
+            if row.get("settings") == "valid":
+                off = replay_incast(row, port["line"])
+                if off:
+                    raise CheckFailed(f"{case['flows']} flows into a {port['line']} Gb/s port: "
+                                      "your reaction point did not follow the rules of section 1",
+                                      expected="every flow steps as in sim.rp", found=off)
             bad = misses(row, port)
             if bad:
                 raise CheckFailed(f"{case['flows']} flows into a {port['line']} Gb/s port: "

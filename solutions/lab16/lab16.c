@@ -95,7 +95,7 @@ cl_result lab16_tune(const lab16_port *port, lab16_params *p)
     p->f = 5;
     p->rai_mbps = 40 * scale;
     p->rhai_mbps = 400 * scale;
-    p->min_rate_mbps = 100;
+    p->min_rate_mbps = port->line_gbps; /* a thousandth of the line rate */
     return p->kmin_kb > 0 ? CL_OK : CL_ERR_INVALID;
     /* END SOLUTION */
     /* BEGIN SKELETON

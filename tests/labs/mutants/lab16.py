@@ -21,4 +21,9 @@ MUTANTS = [
     Mutant("steps and byte counter not scaled with the line rate",
            "    double scale = port->line_gbps / 40;\n", "    double scale = 1;\n",
            ["sim.incast.400g"]),
+    Mutant("a fixed share of the line instead of the reaction point (it would know N)",
+           "    if (ev->cnp) {\n        rp->rt_gbps = rp->rc_gbps;\n",
+           "    if (ev->bytes > 0) {\n        rp->rc_gbps = rp->rt_gbps = line_gbps / 4;\n"
+           "        return;\n    }\n    if (ev->cnp) {\n        rp->rt_gbps = rp->rc_gbps;\n",
+           ["sim.incast.100g"]),
 ]
