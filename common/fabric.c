@@ -423,6 +423,34 @@ void cl_fabric_routes_free(cl_fabric_routes *r)
     r->out = NULL;
 }
 
+cl_result cl_fabric_read_routes(const char *path, const cl_fabric *f, cl_fabric_routes *r)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) {
+        cl_set_error("cannot read %s: %s", path, strerror(errno));
+        return CL_ERR_IO;
+    }
+    int ns, nh;
+    if (fscanf(in, " lft %d %d", &ns, &nh) != 2 || ns != f->nnodes - f->nhosts || nh != f->nhosts) {
+        cl_set_error("%s: expected 'lft %d %d' first", path, f->nnodes - f->nhosts, f->nhosts);
+        fclose(in);
+        return CL_ERR_PARSE;
+    }
+    cl_result rc = cl_fabric_routes_init(f, r);
+    for (long i = 0; rc == CL_OK && i < (long)ns * nh; i++) {
+        int v;
+        if (fscanf(in, "%d", &v) != 1 || v < -1 || v >= CL_FABRIC_MAX_PORTS) {
+            cl_set_error("%s: entry %ld (switch %ld, host %ld) is not a port", path, i, i / nh,
+                         i % nh);
+            rc = CL_ERR_PARSE;
+        } else {
+            r->out[i] = (int16_t)v;
+        }
+    }
+    fclose(in);
+    return rc;
+}
+
 /* The channel node a takes next towards host d; -1 with a reason in why. */
 static int next_channel(const cl_fabric *f, const cl_fabric_routes *r, int a, int d, char *why,
                         size_t n)
@@ -709,4 +737,25 @@ cl_result cl_fabric_loads(const cl_fabric *f, const cl_fabric_routes *r, const i
             load[path[k]] += bytes[i];
     }
     return CL_OK;
+}
+
+cl_result cl_fabric_sim_graph(const cl_fabric *f, cl_sim_graph *g, int *link_of)
+{
+    memset(g, 0, sizeof *g);
+    for (int a = 0; a < f->nnodes; a++)
+        if (cl_sim_graph_add_vertex(g, a < f->nhosts ? CL_SIM_V_NIC : CL_SIM_V_SWITCH,
+                                    f->level[a]) < 0)
+            return CL_ERR_NOMEM;
+    for (int a = 0; a < CL_FABRIC_MAX_NODES; a++)
+        for (int p = 0; p < CL_FABRIC_MAX_PORTS; p++) {
+            int ch = CL_FABRIC_CHANNEL(a, p);
+            link_of[ch] = -1;
+            if (a < f->nnodes && p < f->nports[a] && f->link[a][p].node >= 0) {
+                link_of[ch] = cl_sim_graph_add_link(g, a, f->link[a][p].node,
+                                                    f->gbps[a][p] * 1e9 / 8, 0, CL_SIM_L_NET);
+                if (link_of[ch] < 0)
+                    return CL_ERR_NOMEM;
+            }
+        }
+    return cl_sim_graph_finalize(g);
 }

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "result.h"
+#include "sim/sim_graph.h"
 
 #define CL_FABRIC_MAX_NODES           2048
 #define CL_FABRIC_MAX_HOSTS           1536
@@ -73,6 +74,11 @@ cl_result cl_fabric_finish(cl_fabric *f);
 cl_result cl_fabric_routes_init(const cl_fabric *f, cl_fabric_routes *r);
 void cl_fabric_routes_free(cl_fabric_routes *r);
 
+/* Read tables from a text file: "lft SWITCHES HOSTS", then a line of HOSTS ports
+ * (-1: none) for every switch, in node order. CL_ERR_PARSE with a reason when
+ * the counts differ from f's or an entry is not a port; CL_ERR_IO. */
+cl_result cl_fabric_read_routes(const char *path, const cl_fabric *f, cl_fabric_routes *r);
+
 /* Follow the route from host src to host dst. path (room for max channels)
  * gets the channels in order, *n their number. CL_ERR_INVALID with a reason
  * when the route reaches a port without a cable or out of range, another
@@ -106,5 +112,11 @@ int cl_fabric_depends(int a, int b);
  * a broken route or a host out of range. */
 cl_result cl_fabric_loads(const cl_fabric *f, const cl_fabric_routes *r, const int *src,
                           const int *dst, const double *bytes, int n, double *load);
+
+/* The fabric as the simulator's graph (sim/sim_graph.h): a vertex per node, a
+ * link per channel at its cable's rate (bytes/s), no latency; link_of
+ * [CL_FABRIC_CHANNELS] gets every channel's link id (-1: no cable). The graph
+ * is finalized; free it with cl_sim_graph_free. CL_ERR_NOMEM. */
+cl_result cl_fabric_sim_graph(const cl_fabric *f, cl_sim_graph *g, int *link_of);
 
 #endif /* COMMLAB_FABRIC_H */

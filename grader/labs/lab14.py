@@ -14,7 +14,9 @@ import random
 from gradelib import CheckFailed, Lab, expect, perf_samples
 from gradelib.netplot import cables_of, plot_fabric
 
-lab = Lab("lab14", title="IB 路由与胖树", program="lab14")
+lab = Lab("lab14", title="IB 路由与胖树", program="lab14",
+          student_files=["labs/lab14/lab14.c", "labs/lab14/answers.txt"])
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 X5 = "datasets/lab14/psmn-x5.topofile"
 X5_SPINES = ["S-0008f10500108098", "S-0008f10500108530"]   # from X5.spine (see README)
@@ -615,7 +617,7 @@ def write_job(job, path):
 
 
 @lab.check("sim.plan", "Placement and routes: the job's AllReduce as fast as the fabric allows",
-           points=25, backend="sim", kind="performance", timeout=90)
+           points=20, backend="sim", kind="performance", timeout=90)
 def sim_plan(ctx):
     rng = random.Random()
     scenarios = [("leaf-spine 2:1", *leafspine_scenario(rng)),
@@ -646,3 +648,55 @@ def sim_plan(ctx):
     # every scenario this grader draws; a first-free placement reaches about half.
     perf_samples(ctx, student=times, baseline=ideal, higher_is_better=False, low=0.6,
                  high=0.95, unit="s", name="AllReduce time (simulated)")
+
+
+# --- 思考 --------------------------------------------------------------------------------
+
+def ecmp_expected_max(flows, links):
+    """E[max load] of `flows` balls thrown uniformly into `links` bins, exactly: the sum over
+    m of P(max > m), counting the assignments whose every bin holds at most m."""
+    from math import comb
+
+    def at_most(m):
+        ways = [1] + [0] * flows          # ways[b]: b balls placed in the bins so far
+        for _ in range(links):
+            ways = [sum(comb(b, k) * ways[b - k] for k in range(0, min(m, b) + 1))
+                    for b in range(flows + 1)]
+        return ways[flows]
+
+    total = links ** flows
+    return sum((total - at_most(m)) / total for m in range(flows))
+
+
+ANSWERS = [("ecmp_max_load_8x8", "思考 4: flows on the busiest of 8 uplinks, 8 flows hashed "
+            "uniformly (ECMP)", lambda: ecmp_expected_max(8, 8), 0.05)]
+
+
+@lab.check("cpu.answers", "思考: ECMP collisions (answers.txt)", points=5, backend="cpu")
+def cpu_answers(ctx):
+    path = os.path.join(ROOT, "solutions" if ctx.solution else "labs", "lab14", "answers.txt")
+    if not os.path.isfile(path):
+        raise CheckFailed("no answers file", expected=os.path.relpath(path, ROOT),
+                          found="no such file")
+    given = {}
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            if "=" not in line:
+                raise CheckFailed(f"{os.path.relpath(path, ROOT)}:{number}: not key = value",
+                                  expected="key = value", found=line)
+            key, value = (x.strip() for x in line.split("=", 1))
+            given[key] = value
+    for key, what, value, tol in ANSWERS:
+        try:
+            got = float(given.get(key, ""))
+        except ValueError:
+            raise CheckFailed(f"{key}: {what}", expected="a number",
+                              found=repr(given.get(key)) if given.get(key) else "no answer") \
+                from None
+        want = value()
+        if not abs(got - want) <= tol:
+            raise CheckFailed(f"{key}: {what}", expected=f"{want:.4g} (within {tol})",
+                              found=f"{got:g}")

@@ -196,35 +196,6 @@ static cl_result read_fabric(cl_case *c, cl_fabric **out)
     return CL_OK;
 }
 
-/* "lft SWITCHES HOSTS" and one line of ports per switch. */
-static cl_result read_routes(const char *path, const cl_fabric *f, cl_fabric_routes *r)
-{
-    FILE *in = fopen(path, "r");
-    if (!in) {
-        cl_set_error("cannot read %s", path);
-        return CL_ERR_IO;
-    }
-    int ns, nh;
-    cl_result rc = CL_OK;
-    if (fscanf(in, " lft %d %d", &ns, &nh) != 2 || ns != f->nnodes - f->nhosts || nh != f->nhosts) {
-        cl_set_error("%s: expected 'lft %d %d' first", path, f->nnodes - f->nhosts, f->nhosts);
-        fclose(in);
-        return CL_ERR_PARSE;
-    }
-    rc = cl_fabric_routes_init(f, r);
-    for (long i = 0; rc == CL_OK && i < (long)ns * nh; i++) {
-        int v;
-        if (fscanf(in, "%d", &v) != 1 || v < -1 || v >= CL_FABRIC_MAX_PORTS) {
-            cl_set_error("%s: entry %ld is not a port", path, i);
-            rc = CL_ERR_PARSE;
-        } else {
-            r->out[i] = (int16_t)v;
-        }
-    }
-    fclose(in);
-    return rc;
-}
-
 static void routes_to_student(const cl_fabric_routes *r, lab14_routes *s)
 {
     for (int w = 0; w < r->nswitches; w++)
@@ -486,7 +457,7 @@ static cl_result deadlock_case(cl_case *c)
     cl_result rc = CL_ERR_NOMEM;
     if (!sf || !sr)
         goto done;
-    CL_TRY(read_routes(path, f, &r));
+    CL_TRY(cl_fabric_read_routes(path, f, &r));
     to_student(f, sf);
     routes_to_student(&r, sr);
     a.f = sf;
@@ -598,7 +569,7 @@ static cl_result loads_case(cl_case *c)
         goto done;
     int n;
     CL_TRY(hosts_of(c, f, hosts, &n));
-    CL_TRY(read_routes(path, f, &r));
+    CL_TRY(cl_fabric_read_routes(path, f, &r));
     to_student(f, sf);
     routes_to_student(&r, sr);
     a.f = sf;
@@ -711,42 +682,11 @@ static cl_result read_job(const char *path, const cl_fabric *f, lab14_job *j)
     return CL_OK;
 }
 
-/* The job's ring flows for order (one ring per rail), and the graph's link of
- * every channel. */
+/* The fabric as the simulator's graph, and the link of every channel. */
 typedef struct timing {
     cl_sim_graph g;
-    int *link_of; /* channel -> link id */
+    int *link_of;
 } timing;
-
-static cl_result timing_init(const cl_fabric *f, timing *t)
-{
-    memset(t, 0, sizeof *t);
-    t->link_of = malloc(CL_FABRIC_CHANNELS * sizeof *t->link_of);
-    if (!t->link_of)
-        return CL_ERR_NOMEM;
-    for (int a = 0; a < f->nnodes; a++)
-        if (cl_sim_graph_add_vertex(&t->g, a < f->nhosts ? CL_SIM_V_NIC : CL_SIM_V_SWITCH,
-                                    f->level[a]) < 0)
-            return CL_ERR_NOMEM;
-    for (int a = 0; a < f->nnodes; a++)
-        for (int p = 0; p < CL_FABRIC_MAX_PORTS; p++) {
-            int ch = CL_FABRIC_CHANNEL(a, p);
-            t->link_of[ch] = -1;
-            if (p < f->nports[a] && f->link[a][p].node >= 0) {
-                t->link_of[ch] = cl_sim_graph_add_link(&t->g, a, f->link[a][p].node,
-                                                       f->gbps[a][p] * 1e9 / 8, 0, CL_SIM_L_NET);
-                if (t->link_of[ch] < 0)
-                    return CL_ERR_NOMEM;
-            }
-        }
-    return cl_sim_graph_finalize(&t->g);
-}
-
-static void timing_free(timing *t)
-{
-    cl_sim_graph_free(&t->g);
-    free(t->link_of);
-}
 
 typedef struct plan_result {
     double time_s, ideal_s;
@@ -885,7 +825,12 @@ static cl_result plan_case(cl_case *c)
     cl_col_ints(row, "order", ord, (size_t)job->servers);
     if (bad || k.delivered != k.pairs || !k.acyclic)
         goto done;
-    CL_TRY(timing_init(f, &t));
+    t.link_of = malloc(CL_FABRIC_CHANNELS * sizeof *t.link_of);
+    if (!t.link_of) {
+        rc = CL_ERR_NOMEM;
+        goto done;
+    }
+    CL_TRY(cl_fabric_sim_graph(f, &t.g, t.link_of));
     plan_result mine, naive;
     CL_TRY(time_plan(f, &r, job, order, &t, load, &mine));
     /* the plan of a scheduler that knows no topology: the first free servers, in order */
@@ -910,7 +855,8 @@ static cl_result plan_case(cl_case *c)
     report_drawing(row, f, load);
 done:
     cl_fabric_routes_free(&r);
-    timing_free(&t);
+    cl_sim_graph_free(&t.g);
+    free(t.link_of);
     cl_host_free(sf);
     cl_host_free(sj);
     cl_host_free(a.order);

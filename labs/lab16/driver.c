@@ -577,7 +577,8 @@ typedef struct rx_result {
 
 /* The receiver and notification point, on rank 0, for `seconds`: bytes and
  * one-way delays counted after the first quarter. */
-static cl_result receive(int sock, int nflows, double seconds, double gbps, rx_result *out)
+static cl_result receive(int sock, int echo, int nflows, double seconds, double gbps,
+                         rx_result *out)
 {
     rx_flow *fl = calloc((size_t)nflows, sizeof *fl);
     size_t cap = 1 << 20, nd = 0;
@@ -630,7 +631,7 @@ static cl_result receive(int sock, int nflows, double seconds, double gbps, rx_r
             f->marked++;
             if (now - f->last_cnp >= 50e-6) { /* the NP: one CNP per 50 us per flow */
                 lab16_packet cnp = {LAB16_MAGIC_CNP, pk.flow, pk.seq, pk.sent_ns};
-                sendto(sock, &cnp, sizeof cnp, 0, (struct sockaddr *)&f->from, sizeof f->from);
+                sendto(echo, &cnp, sizeof cnp, 0, (struct sockaddr *)&f->from, sizeof f->from);
                 f->last_cnp = now;
                 f->cnps++;
             }
@@ -682,8 +683,12 @@ static cl_result net_mode(cl_run *run, cl_comm *comm)
         cl_set_error("lab16_tune: %s", bad);
         return CL_ERR_INVALID;
     }
-    int sock = -1;
-    if (rank == 0) {
+    int sock = -1, echo = -1;
+    if (rank == 0) { /* the data socket, and the echoes' socket: CE in every header */
+        int ce = LAB16_ECN_CE;
+        echo = socket(AF_INET, SOCK_DGRAM, 0);
+        if (echo >= 0)
+            setsockopt(echo, IPPROTO_IP, IP_TOS, &ce, sizeof ce);
         sock = socket(AF_INET, SOCK_DGRAM, 0);
         int one = 1, big = 4 << 20;
         struct sockaddr_in me = {.sin_family = AF_INET,
@@ -699,7 +704,7 @@ static cl_result net_mode(cl_run *run, cl_comm *comm)
             setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
         }
     }
-    int64_t ok = rank != 0 || sock >= 0;
+    int64_t ok = rank != 0 || (sock >= 0 && echo >= 0);
     CL_CHECK(cl_agree(comm, CL_MIN, &ok, 1));
     if (!ok)
         return CL_ERR_IO;
@@ -713,7 +718,7 @@ static cl_result net_mode(cl_run *run, cl_comm *comm)
             if (rc != CL_OK)
                 break;
             if (rank == 0) {
-                rc = receive(sock, senders, seconds, gbps, &rx);
+                rc = receive(sock, echo, senders, seconds, gbps, &rx);
             } else {
                 lab16_send_args a = {.p = t.p,
                                      .line_gbps = gbps,
@@ -750,6 +755,8 @@ static cl_result net_mode(cl_run *run, cl_comm *comm)
         }
     if (sock >= 0)
         close(sock);
+    if (echo >= 0)
+        close(echo);
     return rc;
 }
 

@@ -3,8 +3,9 @@
  * A data packet carries its flow, its sequence number and the sender's
  * CLOCK_MONOTONIC time; its IP TOS field says ECT(0), so the bottleneck's RED
  * queue marks it CE instead of dropping it. The receiver reads the ECN bits of
- * every packet (IP_RECVTOS) and, as a notification point, sends the flow a CNP
- * packet at most once per 50 us while marked packets arrive. */
+ * every packet (IP_RECVTOS) and, as a notification point, echoes a marked
+ * packet's header back with CE in the echo's own IP header (the CNP), at most
+ * once per 50 us per flow; the sender reads the echo's ECN bits the same way. */
 #ifndef COMMLAB_LAB16_NET_H
 #define COMMLAB_LAB16_NET_H
 
