@@ -641,9 +641,11 @@ def sim_plan(ctx):
     ctx.metric("max_flows_per_channel", [r["max_flows"] for r in rows])
     ctx.metric("first_free_servers_vs_bound", [round(i / n, 3) for i, n in zip(ideal, naive)])
     best = min(range(len(rows)), key=lambda i: rows[i]["max_flows"])
-    plot_fabric(ctx, "lab14-plan", rows[best]["level"], cables_of(rows[best]),
-                f"lab14: {scenarios[best][0]}, your job's ring and the other jobs' flows "
-                "(bytes per ring step; 2x = two flows share a cable)")
+    row = rows[best]
+    plot_fabric(ctx, "lab14-plan", row["level"], cables_of(row),
+                f"lab14: {scenarios[best][0]}, your job's ring (thick) and the other jobs' "
+                "flows, bytes per ring step (2x: two flows on one cable)",
+                thick=[i for i, (x, y) in enumerate(zip(row["job_ab"], row["job_ba"])) if x or y])
     # The bound: every ring flow alone at its cable's rate. The reference reaches it in
     # every scenario this grader draws; a first-free placement reaches about half.
     perf_samples(ctx, student=times, baseline=ideal, higher_is_better=False, low=0.6,

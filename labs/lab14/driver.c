@@ -231,8 +231,9 @@ static void report_check(cl_row *row, const cl_fabric_check *k)
     cl_col_int(row, "acyclic", k->acyclic);
 }
 
-/* The fabric and the load on each direction of each cable, for the picture. */
-static void report_drawing(cl_row *row, const cl_fabric *f, const double *load)
+/* The fabric and the load on each direction of each cable, for the picture;
+ * with job, also the part of it that is the job's own. */
+static void report_drawing(cl_row *row, const cl_fabric *f, const double *load, const double *job)
 {
     long long *lv = malloc((size_t)f->nnodes * sizeof *lv);
     int ncab = 0;
@@ -243,7 +244,9 @@ static void report_drawing(cl_row *row, const cl_fabric *f, const double *load)
               *cb = malloc(((size_t)ncab + 1) * sizeof *cb);
     double *up = malloc(((size_t)ncab + 1) * sizeof *up),
            *down = malloc(((size_t)ncab + 1) * sizeof *down);
-    if (lv && ca && cb && up && down) {
+    double *jup = malloc(((size_t)ncab + 1) * sizeof *jup),
+           *jdown = malloc(((size_t)ncab + 1) * sizeof *jdown);
+    if (lv && ca && cb && up && down && jup && jdown) {
         int k = 0;
         for (int a = 0; a < f->nnodes; a++) {
             lv[a] = f->level[a];
@@ -254,7 +257,9 @@ static void report_drawing(cl_row *row, const cl_fabric *f, const double *load)
                 ca[k] = a;
                 cb[k] = e.node;
                 up[k] = load[CL_FABRIC_CHANNEL(a, p)];
-                down[k++] = load[CL_FABRIC_CHANNEL(e.node, e.port)];
+                down[k] = load[CL_FABRIC_CHANNEL(e.node, e.port)];
+                jup[k] = job ? job[CL_FABRIC_CHANNEL(a, p)] : 0;
+                jdown[k++] = job ? job[CL_FABRIC_CHANNEL(e.node, e.port)] : 0;
             }
         }
         cl_col_ints(row, "level", lv, (size_t)f->nnodes);
@@ -262,7 +267,13 @@ static void report_drawing(cl_row *row, const cl_fabric *f, const double *load)
         cl_col_ints(row, "cable_b", cb, (size_t)ncab);
         cl_col_nums(row, "load_ab", up, (size_t)ncab, "%.0f");
         cl_col_nums(row, "load_ba", down, (size_t)ncab, "%.0f");
+        if (job) {
+            cl_col_nums(row, "job_ab", jup, (size_t)ncab, "%.0f");
+            cl_col_nums(row, "job_ba", jdown, (size_t)ncab, "%.0f");
+        }
     }
+    free(jup);
+    free(jdown);
     free(lv);
     free(ca);
     free(cb);
@@ -613,7 +624,7 @@ static cl_result loads_case(cl_case *c)
     cl_col_num(row, "max_load", max, "%.6g");
     cl_col_int(row, "hot_node", hot / CL_FABRIC_MAX_PORTS);
     cl_col_int(row, "hot_port", hot % CL_FABRIC_MAX_PORTS);
-    report_drawing(row, f, load);
+    report_drawing(row, f, load, NULL);
 done:
     cl_fabric_routes_free(&r);
     cl_host_free(hosts);
@@ -697,7 +708,8 @@ typedef struct plan_result {
  * p = servers x rails GPUs; in a step every inter-server edge of every rail's
  * ring moves S / (rails x p) bytes while the other jobs' flows run. */
 static cl_result time_plan(const cl_fabric *f, const cl_fabric_routes *r, const lab14_job *j,
-                           const int *order, timing *t, double *load, plan_result *out)
+                           const int *order, timing *t, double *load, double *job_load,
+                           plan_result *out)
 {
     int J = j->servers, R = j->rails, nj = J * R, n = nj + j->nbg;
     double p = (double)J * R, chunk = j->bytes / (R * p);
@@ -730,8 +742,10 @@ static cl_result time_plan(const cl_fabric *f, const cl_fabric_routes *r, const 
             path[k] = t->link_of[ch[k]];
             flows_on[ch[k]] += 1;
             load[ch[k]] += chunk; /* the other jobs' flows too: contention shows */
-            if (i < nj)
+            if (i < nj) {
                 job_on[ch[k]] = 1;
+                job_load[ch[k]] += chunk;
+            }
             if (t->g.l[path[k]].bw < slowest)
                 slowest = t->g.l[path[k]].bw;
         }
@@ -789,6 +803,8 @@ static cl_result plan_case(cl_case *c)
     timing t = {0};
     lab14_job *job = malloc(sizeof *job);
     double *load = calloc(CL_FABRIC_CHANNELS, sizeof *load);
+    double *mine_load = calloc(CL_FABRIC_CHANNELS, sizeof *mine_load);
+    double *scratch = calloc(2 * (size_t)CL_FABRIC_CHANNELS, sizeof *scratch);
     plan_args a = {0};
     lab14_fabric *sf = shared(sizeof *sf);
     lab14_job *sj = shared(sizeof *sj);
@@ -796,7 +812,7 @@ static cl_result plan_case(cl_case *c)
     a.r = shared(sizeof *a.r);
     int order[LAB14_MAX_HOSTS];
     cl_result rc = CL_ERR_NOMEM;
-    if (!job || !load || !sf || !sj || !a.order || !a.r)
+    if (!job || !load || !mine_load || !scratch || !sf || !sj || !a.order || !a.r)
         goto done;
     CL_TRY(read_job(path, f, job));
     to_student(f, sf);
@@ -832,27 +848,19 @@ static cl_result plan_case(cl_case *c)
     }
     CL_TRY(cl_fabric_sim_graph(f, &t.g, t.link_of));
     plan_result mine, naive;
-    CL_TRY(time_plan(f, &r, job, order, &t, load, &mine));
+    CL_TRY(time_plan(f, &r, job, order, &t, load, mine_load, &mine));
     /* the plan of a scheduler that knows no topology: the first free servers, in order */
     int first[LAB14_MAX_HOSTS], m = 0;
     for (int s = 0; s < job->nservers && m < job->servers; s++)
         if (!job->busy[s])
             first[m++] = s;
-    double *scratch = calloc(CL_FABRIC_CHANNELS, sizeof *scratch);
-    if (!scratch) {
-        rc = CL_ERR_NOMEM;
-        goto done;
-    }
-    rc = time_plan(f, &r, job, first, &t, scratch, &naive);
-    free(scratch);
-    if (rc != CL_OK)
-        goto done;
+    CL_TRY(time_plan(f, &r, job, first, &t, scratch, scratch + CL_FABRIC_CHANNELS, &naive));
     cl_col_num(row, "time_s", mine.time_s, "%.6g");
     cl_col_num(row, "ideal_s", mine.ideal_s, "%.6g");
     cl_col_num(row, "naive_s", naive.time_s, "%.6g");
     cl_col_num(row, "max_flows", mine.max_flows, "%.0f");
     cl_col_num(row, "naive_max_flows", naive.max_flows, "%.0f");
-    report_drawing(row, f, load);
+    report_drawing(row, f, load, mine_load);
 done:
     cl_fabric_routes_free(&r);
     cl_sim_graph_free(&t.g);
@@ -863,6 +871,8 @@ done:
     cl_host_free(a.r);
     free(job);
     free(load);
+    free(mine_load);
+    free(scratch);
     free(f);
     return rc;
 }
