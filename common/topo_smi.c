@@ -23,7 +23,9 @@
  *   rightmost columns: nvidia-smi prints an empty CPU Affinity (two tabs)
  *   when it has no value, and whitespace splitting loses empty fields.
  *   "N/A" CPU affinity counts as no value; "N/A" NUMA affinity is stored as
- *   numa_node -1 with numa_given 1 (JSON null). GPU NUMA ID is checked, not kept.
+ *   numa_node -1 with numa_given 1 (JSON null), and so is a list of NUMA nodes
+ *   ("0-1": a GPU near two nodes, as nvidia-smi prints it). GPU NUMA ID is checked,
+ *   not kept.
  * - Lines before the header must be blank. Labels GPU<n> are GPUs; every
  *   other label (NIC<n>, mlx5_2, ...) is a NIC.
  */
@@ -324,13 +326,13 @@ static cl_result parse_rows(const char *path, const smi_line *hdr, const smi_lin
                 }
                 if (!na)
                     strcpy(d->cpu_affinity, s);
-            } else if (!na && !valid_int(s)) {
+            } else if (!na && !valid_int(s) && !(col == AFF_NUMA && valid_cpulist(s))) {
                 cl_set_error("%s:%d: bad %s '%s' in row '%s'", path, r->lineno, aff_names[col], s,
                              d->label);
                 return CL_ERR_PARSE;
             } else if (col == AFF_NUMA) {
                 d->numa_given = 1;
-                d->numa_node = na ? -1 : atoi(s);
+                d->numa_node = na || !valid_int(s) ? -1 : atoi(s); /* "0-1": no one node */
             }
         }
     }

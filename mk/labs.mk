@@ -1,8 +1,9 @@
 # labs.mk: how a lab is built: two programs, one on each side of the trust boundary.
 #
-# labs/labNN/ holds the student's file labNN.c, the plug-in driver.c, and any
-# other .c file: code the lab gives the student (compiled into the student's
-# program). driver.c is compiled twice: into the harness program, and with
+# labs/labNN/ holds the student's file labNN.c, the plug-in driver.c, the
+# plug-in's other parts harness_*.c (harness program only), and any other .c
+# file: code the lab gives the student (compiled into the student's program).
+# driver.c is compiled twice: into the harness program, and with
 # CL_STUDENT_SIDE into the student's program (its table of entries).
 #
 #   make lab01                              build/labs/lab01/lab01 and lab01-student
@@ -20,8 +21,10 @@ SOLUTION_LABS := $(notdir $(wildcard solutions/lab[0-9][0-9]))
 -include $(wildcard labs/lab[0-9][0-9]/lab.mk)
 
 given_objs = $(patsubst %.c,$(BUILD)/obj/student-side/%.o,\
-               $(filter-out labs/$(1)/$(1).c labs/$(1)/driver.c,$(wildcard labs/$(1)/*.c)))
+               $(filter-out labs/$(1)/$(1).c labs/$(1)/driver.c labs/$(1)/harness_%.c,\
+                            $(wildcard labs/$(1)/*.c)))
 harness_objs = $(BUILD)/obj/labs/$(1)/driver.o \
+               $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard labs/$(1)/harness_*.c)) \
                $(if $(HAVE_CUDA),$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard labs/$(1)/*.cu)))
 student_objs = $(BUILD)/obj/student-side/labs/$(1)/driver.o $(call given_objs,$(1))
 

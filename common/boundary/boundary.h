@@ -33,6 +33,9 @@ enum cl_permit {
     CL_PERMIT_MLOCK = 1u << 2,    /* mlock: page-locked memory */
     CL_PERMIT_NET = 1u << 3,      /* TCP/IP sockets */
     CL_PERMIT_FILES = 1u << 4,    /* open files read-only */
+    CL_PERMIT_DEVICES = 1u << 5,  /* open files read-write (never create or truncate), any
+                                     ioctl, and RLIMIT_MEMLOCK raised where the harness may:
+                                     a user-space driver (libibverbs on an RDMA NIC) */
 };
 
 /* The operations a call may ask for; anything else is refused with
@@ -59,6 +62,8 @@ typedef struct cl_student_opts {
     unsigned permits;    /* CL_PERMIT_* */
     size_t arena_bytes;  /* shared memory, slots and heap; 0: 64 MiB */
     int nlocal;          /* ranks it will host */
+    const char *env[4];  /* extra NAME=VALUE settings for its environment (NULL: none),
+                            e.g. the folder of a library that stands in for a device */
 } cl_student_opts;
 
 /* Start the student's program (fork and exec; nothing else runs in it yet).

@@ -46,7 +46,8 @@ static int is_dynamic(int fd)
 }
 
 /* The child: descriptors 0 to CL_SANDBOX_PROGRAM_FD, limits, the sandbox, exec. */
-static void child(int sock, int arena, int prog, unsigned permits, pid_t parent)
+static void child(int sock, int arena, int prog, unsigned permits, pid_t parent,
+                  const char *const *extra_env)
 {
     char why[256];
     /* First out of the way of 0-5, so that no dup2 below overwrites another source. */
@@ -64,6 +65,10 @@ static void child(int sock, int arena, int prog, unsigned permits, pid_t parent)
     close_range(CL_SANDBOX_PROGRAM_FD + 1, ~0U, 0);
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none);
+    if (permits & CL_PERMIT_DEVICES) { /* a driver pins memory (ibv_reg_mr); best effort */
+        struct rlimit all = {RLIM_INFINITY, RLIM_INFINITY};
+        setrlimit(RLIMIT_MEMLOCK, &all);
+    }
     const char *san = getenv("COMMLAB_SANITIZE");
     if (cl_sandbox_enter(permits, san && strcmp(san, "1") == 0, why, sizeof why) != 0) {
         dprintf(2, "commlab: cannot sandbox the student program: %s\n", why);
@@ -72,16 +77,18 @@ static void child(int sock, int arena, int prog, unsigned permits, pid_t parent)
     if (getppid() != parent)
         _exit(0); /* the harness died before the death signal was armed */
     char *argv[] = {"commlab-student", NULL};
-    char *envp[8];
+    char *envp[12];
     int n = 0;
     static char keep[8][1100];
     const char *names[] = {"LANG", "LC_ALL", "ASAN_OPTIONS", "UBSAN_OPTIONS", "TZ", NULL};
     envp[n++] = "PATH=/usr/bin:/bin";
-    for (int i = 0; names[i] && n < 7; i++) {
+    for (int i = 0; i < 4 && extra_env[i]; i++) /* the lab's own settings */
+        envp[n++] = (char *)extra_env[i];
+    for (int i = 0; names[i] && n < 11; i++) {
         const char *v = getenv(names[i]);
         if (v && strlen(v) + strlen(names[i]) + 2 < 1024) {
-            snprintf(keep[n], sizeof keep[n], "%.64s=%.1000s", names[i], v);
-            envp[n] = keep[n];
+            snprintf(keep[i], sizeof keep[i], "%.64s=%.1000s", names[i], v);
+            envp[n] = keep[i];
             n++;
         }
     }
@@ -123,7 +130,7 @@ cl_result cl_student_start(const cl_student_opts *o)
     fflush(NULL); /* no buffered output written twice */
     pid_t pid = fork();
     if (pid == 0)
-        child(sv[1], arena, prog, permits, parent);
+        child(sv[1], arena, prog, permits, parent, o->env);
     close(sv[1]);
     close(arena);
     close(prog);

@@ -82,6 +82,10 @@ typedef struct cl_lab {
      * cl_lab_call() (student.h): an emulated link, a modelled kernel. args is a
      * private copy of the argument block; it goes back when this returns CL_OK. */
     cl_result (*lab_op)(cl_run *run, cl_comm *comm, int code, void *args, size_t bytes);
+    /* Adjust the start of the student's program from the run's options, before it
+     * starts: extra environment (o->env) and permits. CL_ERR_UNSUPPORTED with a
+     * reason when the run needs what this machine lacks (the grader skips it). */
+    cl_result (*student_setup)(cl_run *run, cl_student_opts *o);
 } cl_lab;
 
 /* Every lab's plug-in defines it; the harness's main() runs it. */

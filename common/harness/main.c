@@ -121,8 +121,11 @@ int main(int argc, char **argv)
         arena = run.lab->arena_bytes;
     cl_student_opts so = {.program = path, .permits = run.lab->permits, .arena_bytes = arena,
                           .nlocal = sim && !run.mode->cases ? run.o.nranks : 1};
+    if (run.lab->student_setup)
+        rc = run.lab->student_setup(&run, &so);
     /* The student's program starts before MPI or CUDA exist in this process. */
-    rc = cl_student_start(&so);
+    if (rc == CL_OK)
+        rc = cl_student_start(&so);
     the_run = &run;
     if (run.lab->lab_op)
         cl_student_set_lab_handler(lab_op);

@@ -7,6 +7,8 @@
 cl_result cl_sim_node_build(const cl_sim_system *s, int G, int R, cl_sim_graph *t, int *gpu_v,
                             int *nic_v)
 {
+    if (s->node == CL_SIM_NODE_TOPO)
+        return cl_sim_node_build_topo(s, G, R, t, gpu_v, nic_v);
     for (int i = 0; i < G; i++)
         if ((gpu_v[i] = cl_sim_graph_add_vertex(t, CL_SIM_V_GPU, 0)) < 0)
             return CL_ERR_NOMEM;

@@ -16,4 +16,11 @@
 cl_result cl_sim_node_build(const cl_sim_system *sys, int gpus, int nics, cl_sim_graph *t,
                             int *gpu_v, int *nic_v);
 
+/* The same for a node described by a recorded topology (sys->node == CL_SIM_NODE_TOPO):
+ * the graph of cl_sim_topo_net_build() with nvlink_gbps, pcie_gbps and sys_gbps, and the
+ * nics NICs on the first CPU. CL_ERR_INVALID when gpus is not the file's GPU count, the
+ * file's errors (CL_ERR_IO, CL_ERR_PARSE) otherwise (sim_node_topo.c). */
+cl_result cl_sim_node_build_topo(const cl_sim_system *sys, int gpus, int nics, cl_sim_graph *t,
+                                 int *gpu_v, int *nic_v);
+
 #endif /* COMMLAB_SIM_NODE_H */

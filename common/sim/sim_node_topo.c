@@ -1,7 +1,10 @@
 /* sim_node_topo.c: the node keys of a system taken from a recorded topology (topo -m or NCCL XML).
  *
- * A recorded server replaces the structural keys of a system (GPUs, NICs,
- * NVLink pairs or NVSwitch ports, CPUs, PCIe switch population); bandwidth
+ * For `commlab sim --topo FILE`, a recorded server replaces the structural keys
+ * of a system (GPUs, NICs, NVLink pairs or NVSwitch ports, CPUs, PCIe switch
+ * population), so that every fabric and algorithm of the system applies; a
+ * system with `node = topo` instead builds the node's exact graph from the file
+ * (sim_node_file.c). Bandwidth
  * and latency constants stay the system's, since a topology names link
  * classes, not speeds. The mapping:
  *   NV# on every GPU pair with more than CL_SIM_TOPO_MAX_NVLINKS links per GPU

@@ -36,6 +36,7 @@ static const key keys[] = {
     {"gpus_per_node", K_INT, F(gpus_per_node), 1},
     {"nics_per_node", K_INT, F(nics_per_node), 1},
     {"node", K_NODE, F(node), 1},
+    {"topology", K_STR, F(topology), 0},
     {"nvlinks_per_gpu", K_INT, F(nvlinks_per_gpu), 0},
     {"nvlink_gbps", K_DBL, F(nvlink_gbps), 0},
     {"nvlink", K_NVPAIRS, 0, 0},
@@ -179,6 +180,8 @@ static int parse_value(const key *k, char *v, cl_sim_system *o, char *why, size_
             o->node = CL_SIM_NODE_NVLINK;
         else if (!strcmp(v, "pcie"))
             o->node = CL_SIM_NODE_PCIE;
+        else if (!strcmp(v, "topo"))
+            o->node = CL_SIM_NODE_TOPO;
         else
             break;
         return 0;
@@ -309,10 +312,14 @@ cl_result cl_sim_system_parse(const char *path, cl_sim_system *out)
             cl_set_error("%s:%d: missing required key '%s'", path, lineno, keys[i].name);
             return CL_ERR_PARSE;
         }
-    if (out->node != CL_SIM_NODE_PCIE &&
+    if (out->node == CL_SIM_NODE_TOPO && (!out->topology[0] || out->nvlink_gbps <= 0)) {
+        cl_set_error("%s:%d: node 'topo' needs topology and nvlink_gbps", path, lineno);
+        return CL_ERR_PARSE;
+    }
+    if (out->node != CL_SIM_NODE_PCIE && out->node != CL_SIM_NODE_TOPO &&
         (out->nvlink_gbps <= 0 ||
-         (out->node == CL_SIM_NODE_NVSWITCH && out->nvlinks_per_gpu <= 0) ||
-         (out->node == CL_SIM_NODE_NVLINK && out->nnvpairs == 0))) {
+        (out->node == CL_SIM_NODE_NVSWITCH && out->nvlinks_per_gpu <= 0) ||
+        (out->node == CL_SIM_NODE_NVLINK && out->nnvpairs == 0))) {
         cl_set_error("%s:%d: node '%s' needs nvlink_gbps and %s", path, lineno,
                      out->node == CL_SIM_NODE_NVLINK ? "nvlink" : "nvswitch",
                      out->node == CL_SIM_NODE_NVLINK ? "nvlink pairs" : "nvlinks_per_gpu");

@@ -19,7 +19,8 @@
 typedef enum cl_sim_node_kind {
     CL_SIM_NODE_NVSWITCH, /* every GPU has one port of nvlinks_per_gpu links to an NVSwitch */
     CL_SIM_NODE_NVLINK,   /* GPUs joined directly by the pairs in `nvlink` (DGX-1) */
-    CL_SIM_NODE_PCIE      /* no NVLink: PCIe switches, host bridges, SMP link */
+    CL_SIM_NODE_PCIE,     /* no NVLink: PCIe switches, host bridges, SMP link */
+    CL_SIM_NODE_TOPO      /* the links of a recorded topology file (`topology`, sim_topo.h) */
 } cl_sim_node_kind;
 
 typedef enum cl_sim_fabric_kind {
@@ -50,6 +51,8 @@ typedef struct cl_sim_system {
     char path[CL_SIM_PATH_LEN]; /* the file it came from */
     int nodes, gpus_per_node, nics_per_node;
     cl_sim_node_kind node;
+    char topology[CL_SIM_PATH_LEN];  /* node = topo: an nvidia-smi topo -m or NCCL XML file,
+                                        relative to this file's folder unless absolute */
     int nvlinks_per_gpu;
     double nvlink_gbps; /* per link, per direction, NCCL effective */
     int nnvpairs;

@@ -1,27 +1,36 @@
 """lab03: the bandwidth and latency matrix (p2pBandwidthLatencyTest / nvbandwidth style).
 
-The driver records, on every process, each pair's transfers and clock readings
-(lab03_now). From those records the grader rebuilds the methodology itself:
-warm-up before the first reading, the number of timed runs and their length,
-the median run and the metric, and compares them with the student's matrix. It
-checks that the matrix is complete (each pair measured once, one pair at a
-time), symmetric where it must be, and that every transfer's data arrived
-intact. Performance: the student's measurement against the harness's reference
-measurement, interleaved in one run.
+The student's code runs in its own program and moves data only through lab03_op (the
+lab's operation): the harness fills every operation's buffers with fresh data, checks all
+of them, logs when each operation began and, from the rank's trace, when it ended. From
+that it rebuilds the timed runs the method prescribes and their median, and reports it
+beside the student's matrix; the grader compares the two (exactly on the simulator). With
+noise on, the harness holds up some timed runs of every pair, as a busy machine would.
+Performance: the student's matrix against the harness's own, interleaved, paired. On the
+simulator the student also reads servers' links from their matrices, on recorded servers
+the student can see and on hidden ones the course keeps (grader/labs/lab03_hidden).
 """
 
+import glob
 import math
 import os
 import random
+import re
+import shutil
 import statistics
 
-from gradelib import CheckFailed, Lab, expect, expect_close, perf_ratio
-from gradelib.symbols import forbid_symbols
+from gradelib import CheckFailed, Lab, expect, expect_close, perf_samples
 
 lab = Lab("lab03", title="带宽与时延测量: P2P 矩阵", program="lab03")
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PRACTICE = sorted(glob.glob(os.path.join(ROOT, "labs", "lab03", "systems", "*.conf")))
+HIDDEN = sorted(glob.glob(os.path.join(HERE, "lab03_hidden", "*.conf")))
+
 KINDS = ("uni", "bidir", "latency")
-METHOD = {"warmup": 2, "iters": 4, "repeats": 5}
+METHOD = ["--warmup", "2", "--iters", "4", "--repeats", "5"]
+CPU_RANKS = 4
 
 
 def metric(kind, nbytes, seconds):
@@ -33,194 +42,271 @@ def metric(kind, nbytes, seconds):
     return seconds / 2 * 1e6
 
 
-def shm_leftovers(tag):
-    import glob
-    return sorted(glob.glob(f"/dev/shm/commlab-u{os.getuid()}-{tag}-*"))
+def kind_bytes(kind, big):
+    return "8" if kind == "latency" else big
 
 
-def run_clean(ctx, args, ranks, timeout=40, deadline=30):
-    """mpirun with its own shared-memory tag; fails on anything left in /dev/shm."""
-    tag = f"g{os.getpid()}x{random.randrange(1 << 30):x}"
-    try:
-        return ctx.mpirun(args + ["--deadline", str(deadline)], ranks=ranks, timeout=timeout,
-                          env={"COMMLAB_SHM_TAG": tag})
-    finally:
-        left = shm_leftovers(tag)
-        for path in left:
-            os.unlink(path)
-        if left:
-            raise CheckFailed("shared-memory segments were left in /dev/shm",
-                              expected="nothing left after the run", found=", ".join(left))
-
-
-def expected_pairs(kind, n):
+def expected(kind, n):
     if kind == "uni":
         return {(i, j) for i in range(n) for j in range(n) if i != j}
     return {(i, j) for i in range(n) for j in range(i + 1, n)}
 
 
-def timing_records(res, gpu=False):
-    """{(i, j): [records]} of the process that times each pair (rank i; all on gpu)."""
-    out = {}
-    for r in res["records"]:
-        if gpu or r["rank"] == r["i"]:
-            out.setdefault((r["i"], r["j"]), []).append(r)
-    return out
+def rows_by_pair(res):
+    return {(r["i"], r["j"]): r for r in res["rows"]}
 
 
-def check_complete(res, gpu=False):
-    """Each pair once, one pair between two syncs, every entry written once, symmetric."""
-    kind, n, m = res["kind"], res["n"], res["matrix"]
-    expect(f"{kind}: transfers whose data arrived wrong", res["bad_transfers"], 0)
-    mixed = [r for r in res["records"] if r["mixed"]]
-    if mixed:
-        r = mixed[0]
-        raise CheckFailed(f"{kind}: operations of several pairs between two lab03_sync() calls",
-                          expected="lab03_sync() before every pair (one pair at a time)",
-                          found=f"rank {r['rank']}: {r['ops']} operations, first pair "
-                                f"({r['i']}, {r['j']}) mixed with others")
-    recs = timing_records(res, gpu)
-    want = expected_pairs(kind, n)
-    missing = sorted(want - set(recs))
-    extra = sorted(set(recs) - want)
-    twice = sorted(p for p, rs in recs.items() if len(rs) > 1)
-    if missing or extra or twice:
-        raise CheckFailed(f"{kind}: the pairs measured are not the complete set, each once",
-                          expected=("every ordered pair i != j" if kind == "uni" else
-                                    "every pair i < j once (both directions at once)"),
-                          found=f"missing {missing[:6]}, unexpected {extra[:6]}, "
-                                f"measured twice {twice[:6]}")
-    for i in range(n):
-        for j in range(n):
-            v, w = m[i][j], res["writers"][i * n + j]
-            if i == j:
-                expect(f"{kind}: diagonal [{i}][{i}]", v, 0)
-                continue
-            if v is None or not math.isfinite(v) or v <= 0:
-                raise CheckFailed(f"{kind}: entry [{i}][{j}] not measured",
-                                  expected="a positive number", found=str(v))
-            if not gpu:
-                expect(f"{kind}: processes that wrote [{i}][{j}]", w, 1)
-            if kind != "uni":
-                expect(f"{kind}: [{i}][{j}] equals [{j}][{i}] (one measurement)", v, m[j][i])
+def finite(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def check_method(res, gpu=False):
-    """Warm-up, repeats x iters, and the median run's metric, from the records."""
-    kind, m = res["kind"], res["matrix"]
-    w, it, rep = res["warmup"], res["iters"], res["repeats"]
-    for (i, j), rs in sorted(timing_records(res, gpu).items()):
-        where = f"{kind} ({i}, {j})"
-        if len(rs) != 1 or rs[0]["mixed"]:
-            raise CheckFailed(f"{where}: no single record of this pair",
-                              expected="the pair measured once, alone between two lab03_sync()",
-                              found=f"{len(rs)} records"
-                                    + (", mixed with other pairs" if rs[0]["mixed"] else ""))
-        r = rs[0]
-        t, ops = r["t"], r["t_ops"]
-        if r["t_overflow"] or len(t) != 2 * rep:
-            raise CheckFailed(f"{where}: clock readings do not frame {rep} timed runs",
-                              expected=f"{2 * rep} lab03_now() readings (start and end of "
-                                       f"each run)",
-                              found=f"{len(t)}" + ("+" if r["t_overflow"] else ""))
-        if ops[0] < w:
-            raise CheckFailed(f"{where}: no warm-up before the first timed run",
-                              expected=f">= {w} untimed operations first",
-                              found=f"{ops[0]} operations before the first lab03_now()")
-        runs = [ops[2 * k + 1] - ops[2 * k] for k in range(rep)]
-        if any(n != it for n in runs):
-            raise CheckFailed(f"{where}: timed runs of the wrong length",
-                              expected=f"{it} operations between each start and end reading",
-                              found=str(runs))
-        per_op = [(t[2 * k + 1] - t[2 * k]) / it for k in range(rep)]
-        want = metric(kind, res["bytes"], statistics.median(per_op))
-        expect_close(f"{where}: your value vs the metric of the median run "
-                     f"(runs: {', '.join(f'{x * 1e6:.2f}' for x in per_op)} us/op)",
-                     m[i][j], want, rel=1e-6)
+def check_ops(res, where):
+    """Every expected pair measured once, with the method's operations, all data intact."""
+    kind, n = res["kind"], res["ranks"]
+    expect(f"{where}: lab03_op calls the harness refused", res["refused_ops"], 0)
+    rows, want = rows_by_pair(res), expected(kind, n)
+    for (i, j), r in sorted(rows.items()):
+        if (i, j) not in want:
+            if r["visits"]:
+                raise CheckFailed(f"{where} {kind}: pair ({i}, {j}) measured",
+                                  expected="each pair i < j once (both directions at once)",
+                                  found=f"({i}, {j}) measured {r['visits']} time(s)")
+            continue
+        if r["visits"] != 1:
+            raise CheckFailed(f"{where} {kind}: pair ({i}, {j}) measured {r['visits']} times",
+                              expected="every pair measured exactly once", found=str(r["visits"]))
+        if r["ops_off"]:
+            raise CheckFailed(f"{where} {kind}: pair ({i}, {j}): operations missing or out of "
+                              f"order", expected=f"k = 0 .. warmup + iters x repeats - 1 = "
+                              f"{res['warmup'] + res['iters'] * res['repeats'] - 1}, in order, "
+                              f"on both ranks", found="another sequence")
+        expect(f"{where} {kind}: bytes that arrived wrong in pair ({i}, {j})",
+               r["wrong_bytes"], 0)
 
 
-@lab.check("cpu.build", "Only lab03_now() reads the clock", points=0, backend="cpu", timeout=20)
-def cpu_build(ctx):
-    forbid_symbols(ctx, ["cl_wtime", "cl_comm_time", "MPI_Wtime", "clock_gettime",
-                         "gettimeofday", "time", "clock"],
-                   why="time only with lab03_now(), so the grader can check the method")
+def check_values(res, where, exact):
+    """The student's value of every pair against the harness's rebuild of its median run."""
+    kind, rows = res["kind"], rows_by_pair(res)
+    ratios = []
+    for (i, j) in sorted(expected(kind, res["ranks"])):
+        r = rows[(i, j)]
+        if not finite(r["value"]) or r["value"] <= 0:
+            raise CheckFailed(f"{where} {kind}: no value for ({i}, {j})",
+                              expected="a positive number written by rank i", found=str(r["value"]))
+        if not finite(r["reference"]):
+            raise CheckFailed(f"{where} {kind}: ({i}, {j}) has no runs to rebuild",
+                              expected="warm-up then repeats x iters operations", found="none")
+        if exact:
+            expect_close(f"{where} {kind} ({i}, {j}): your value vs the metric of the median "
+                         f"timed run ({r['slow_runs']} run(s) held up)",
+                         r["value"], r["reference"], rel=1e-6)
+        ratios.append(r["value"] / r["reference"])
+    mid = statistics.median(ratios)
+    if not 0.8 <= mid <= 1.25:
+        raise CheckFailed(f"{where} {kind}: your values disagree with the harness's rebuild of "
+                          f"the median runs", expected="value / rebuilt median in [0.8, 1.25] "
+                          "(median over pairs)", found=f"{mid:.2f}")
+    return mid
 
+
+def check_matrix(res, where):
+    """Each entry written by one rank, symmetric where it must be, one pair at a time."""
+    kind, rows = res["kind"], rows_by_pair(res)
+    for (i, j) in sorted(expected(kind, res["ranks"])):
+        r = rows[(i, j)]
+        expect(f"{where} {kind}: ranks that wrote [{i}][{j}]", r["writers"], 1)
+        if r["overlaps"]:
+            raise CheckFailed(f"{where} {kind}: pair ({i}, {j}) measured while another pair was",
+                              expected="one pair at a time (all ranks wait between pairs)",
+                              found=f"{r['overlaps']} other pair(s) overlapping in time")
+        if kind != "uni":
+            m = rows[(j, i)]
+            expect(f"{where} {kind}: ranks that wrote [{j}][{i}]", m["writers"], 1)
+            expect(f"{where} {kind}: [{j}][{i}] equals [{i}][{j}] (one measurement)",
+                   m["value"], r["value"])
+
+
+def matrix_args(kind, big, extra=()):
+    return ["--kind", kind, "--bytes", kind_bytes(kind, big), *METHOD, *extra]
+
+
+# --- cpu ---------------------------------------------------------------------------------
 
 @lab.check("cpu.metric", "Bandwidth and latency from a time", points=10, backend="cpu",
-           timeout=30, parent="cpu.build")
-def cpu_metric(ctx, _):
+           timeout=30)
+def cpu_metric(ctx):
     rng = random.Random()
-    for k, kind in enumerate(KINDS * 2):
-        nbytes = rng.choice([8, 4096, 1 << 20, 3 * (1 << 22) + 5])
-        seconds = rng.uniform(1e-6, 1e-2)
-        name = f"metric{k}.json"
-        ctx.run([ctx.program, "metric", "--kind", kind, "--bytes", nbytes,
-                 "--seconds", repr(seconds), "--json", ctx.out(name)])
-        expect_close(f"{kind} of {nbytes} B in {seconds:.3g} s", ctx.load_json(name)["value"],
-                     metric(kind, nbytes, seconds), rel=1e-9)
+    cases = [{"kind": kind, "bytes": rng.choice([8, 4096, 1 << 20, 3 * (1 << 22) + 5]),
+              "seconds": rng.uniform(1e-6, 1e-2)} for kind in KINDS * 3]
+    for case, row in zip(cases, ctx.run_cases("metric", cases)):
+        expect(f"status for {case}", row["status"], "success")
+        expect_close(f"{case['kind']} of {case['bytes']} B in {case['seconds']:.3g} s",
+                     row["value"], metric(case["kind"], case["bytes"], case["seconds"]), rel=1e-9)
 
 
-@lab.check("cpu.runs", "Matrices run (4 ranks, uni/bidir/latency)", points=0, backend="cpu",
-           timeout=120, parent="cpu.build")
-def cpu_runs(ctx, _):
-    out = {}
-    for kind in KINDS:
-        nbytes = 8 if kind == "latency" else 1 << 20
-        args = ["matrix", "--kind", kind, "--bytes", nbytes, "--json", ctx.out(kind + ".json")]
-        for key, v in METHOD.items():
-            args += [f"--{key}", v]
-        run_clean(ctx, args, ranks=4)
-        out[kind] = ctx.load_json(kind + ".json")
-    return out
+@lab.check("cpu.runs", f"Matrices run ({CPU_RANKS} MPI ranks, uni/bidir/latency)", points=0,
+           backend="cpu", timeout=150)
+def cpu_runs(ctx):
+    return {kind: ctx.run_lab("matrix", matrix_args(kind, "1M"), ranks=CPU_RANKS, backend="cpu",
+                              timeout=45, name=f"{kind}.json") for kind in KINDS}
 
 
-@lab.check("cpu.method", "Warm-up, timed repeats, median of the runs", points=30,
-           backend="cpu", parent="cpu.runs")
+@lab.check("cpu.method", "Warm-up, timed runs, median, metric (rebuilt by the harness)",
+           points=25, backend="cpu", parent="cpu.runs")
 def cpu_method(ctx, runs):
     for kind in KINDS:
-        check_method(runs[kind])
+        check_ops(runs[kind], "cpu")
+        ctx.metric(f"{kind}_value_over_rebuild", round(check_values(runs[kind], "cpu", False), 3))
 
 
 @lab.check("cpu.matrix", "Complete matrix, one pair at a time, symmetric where it must be",
-           points=30, backend="cpu", parent="cpu.runs")
+           points=20, backend="cpu", parent="cpu.runs")
 def cpu_matrix(ctx, runs):
     for kind in KINDS:
-        check_complete(runs[kind])
-    m = runs["uni"]["matrix"]
-    ctx.plot("lab03-uni", {f"from rank {i}": [(j, m[i][j]) for j in range(len(m)) if j != i]
-                           for i in range(len(m))},
+        check_ops(runs[kind], "cpu")
+        check_matrix(runs[kind], "cpu")
+    rows = runs["uni"]["rows"]
+    ctx.plot("lab03-uni", {f"from rank {i}": [(r["j"], r["value"]) for r in rows if r["i"] == i]
+                           for i in range(CPU_RANKS)},
              xlabel="destination rank", ylabel="unidirectional bandwidth (GB/s)", logx=False,
-             title="lab03: 1 MiB copies through shared memory (4 ranks)")
+             title=f"lab03: 1 MiB messages between {CPU_RANKS} MPI ranks")
 
 
-@lab.check("cpu.perf", "Your measurement vs the harness's reference (8 MiB, 2 ranks)",
-           points=30, backend="cpu", kind="performance", timeout=90, parent="cpu.build")
+@lab.check("cpu.perf", "Your matrix vs the harness's (4 MiB, 2 ranks, paired rounds)",
+           points=20, backend="cpu", kind="performance", timeout=120, parent="cpu.runs")
 def cpu_perf(ctx, _):
-    run_clean(ctx, ["bench", "--bytes", 8 << 20, "--repeats", 9, "--json", ctx.out("bench.json")],
-              ranks=2, timeout=60, deadline=50)
-    got = ctx.load_json("bench.json")
-    expect("transfers whose data arrived wrong", got["bad_transfers"], 0)
-    # The median of per-pair ratios: each student sample ran right after a reference one,
-    # so a pair shares the machine's state even when the load changes during the run.
-    ratios = iter([s / r for s, r in zip(got["student_gbps"], got["reference_gbps"])])
-    ctx.metric("student_gbps", got["student_gbps"])
-    ctx.metric("reference_gbps", got["reference_gbps"])
-    perf_ratio(ctx, student=lambda: next(ratios), baseline=lambda: 1.0,
-               repeats=len(got["student_gbps"]), low=0.7, high=0.9, unit="x",
-               name="your bandwidth / reference bandwidth")
+    data = ctx.run_lab("bench", ["--bytes", "4M", "--warmup", "1", "--iters", "2", "--repeats",
+                                 "3", "--rounds", "5", "--noise", "off"],
+                       ranks=2, backend="cpu", timeout=100)
+    mine, reported, ref = [], [], []
+    for r in data["rows"]:
+        expect(f"bytes that arrived wrong in ({r['i']}, {r['j']})", r["wrong_bytes"], 0)
+        expect(f"operations missing, out of order or repeated in ({r['i']}, {r['j']})",
+               r["ops_off"], 0)
+        mine += r["rebuilt"]
+        reported += r["student"]
+        ref += r["reference"]
+    # Scored on the harness's own timing of your runs; what you report must agree with it.
+    agree = statistics.median(s / m for s, m in zip(reported, mine) if m > 0) if any(mine) else 0
+    if not 0.8 <= agree <= 1.25:
+        raise CheckFailed("the bandwidths you report disagree with the harness's timing of your runs",
+                          expected="reported / rebuilt in [0.8, 1.25] (median)",
+                          found=f"{agree:.2f}")
+    perf_samples(ctx, student=mine, baseline=ref, low=0.7, high=0.9, unit="GB/s",
+                 name="your bandwidth vs the harness's")
 
 
-@lab.check("gpu.matrix", "GPU peer-copy matrices (cudaMemcpyPeerAsync)", points=10,
-           backend="gpu", needs={"gpus": 2}, timeout=120, parent="cpu.build")
-def gpu_matrix(ctx, _):
+# --- sim ---------------------------------------------------------------------------------
+
+def practice(name):
+    return next(p for p in PRACTICE if os.path.basename(p) == name + ".conf")
+
+
+def system_of(conf):
+    """(GPUs, NVLink GB/s, topology path) of a system file."""
+    text = open(conf, encoding="utf-8").read()
+    value = lambda key: re.search(rf"^{key}\s*=\s*(\S+)", text, re.M).group(1)
+    return (int(value("gpus_per_node")), float(value("nvlink_gbps")),
+            os.path.normpath(os.path.join(os.path.dirname(conf), value("topology"))))
+
+
+def true_links(topo):
+    """The link of every GPU pair, read from the nvidia-smi topo -m text: NV<k> is k,
+    SYS is -1, any other PCIe class 0."""
+    rows = []
+    for line in open(topo, encoding="utf-8"):
+        cells = line.split()
+        if re.match(r"GPU\d+\s", line):  # a row; the header line is indented
+            rows.append(cells[1:])
+    n = len(rows)
+    out = [[0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(n):
+            code = rows[i][j]
+            nv = re.fullmatch(r"NV(\d+)", code)
+            out[i][j] = int(nv.group(1)) if nv else -1 if code == "SYS" else 0
+    return out
+
+
+def name_link(k):
+    return f"NV{k}" if k > 0 else "SYS" if k == -1 else "PCI" if k == 0 else str(k)
+
+
+def run_infer(ctx, conf, label):
+    n, gbps, topo = system_of(conf)
+    data = ctx.run_lab("infer", ["--system", conf, "--link-gbps", repr(gbps), "--bytes", "4M",
+                                 *METHOD], ranks=n, backend="sim", timeout=60,
+                       name=f"infer-{label}.json")
+    expect(f"{label}: bytes that arrived wrong", data["wrong_bytes"], 0)
+    expect(f"{label}: operations missing or out of order", data["ops_off"], 0)
+    expect(f"{label}: lab03_infer status", data["infer_status"], "success")
+    truth = true_links(topo)
+    got = [r["link"] for r in data["rows"]]
+    bad = [f"GPU{i}-GPU{j}: {name_link(got[i][j])} (true {name_link(truth[i][j])})"
+           for i in range(n) for j in range(n) if i != j and got[i][j] != truth[i][j]]
+    if bad:
+        raise CheckFailed(f"{label}: links read wrong for {len(bad)} of {n * (n - 1)} GPU pairs",
+                          expected="every pair's NVLink count, PCI or SYS",
+                          found="; ".join(bad[:6]) + (" ..." if len(bad) > 6 else ""))
+    return data
+
+
+@lab.check("sim.runs", "Matrices on a simulated 8-GPU PCIe server (pcie-rtx4090)", points=0,
+           backend="sim", timeout=90)
+def sim_runs(ctx):
+    conf = practice("pcie-rtx4090")
+    return {kind: ctx.run_lab("matrix", matrix_args(kind, "4M", ["--system", conf]), ranks=8,
+                              backend="sim", timeout=40, name=f"sim-{kind}.json")
+            for kind in KINDS}
+
+
+@lab.check("sim.method", "Simulated: every value is the metric of the median run, exactly",
+           points=10, backend="sim", parent="sim.runs")
+def sim_method(ctx, runs):
     for kind in KINDS:
-        nbytes = 8 if kind == "latency" else 64 << 20
-        args = ["matrix", "--backend", "gpu", "--kind", kind, "--bytes", nbytes,
-                "--json", ctx.out(kind + ".json")]
-        for key, v in METHOD.items():
-            args += [f"--{key}", v]
-        ctx.run([ctx.program] + [str(a) for a in args], timeout=100)
-        res = ctx.load_json(kind + ".json")
-        check_complete(res, gpu=True)
-        check_method(res, gpu=True)
-        ctx.metric(f"{kind}_matrix", res["matrix"])
+        check_ops(runs[kind], "sim")
+        check_values(runs[kind], "sim", True)
+        check_matrix(runs[kind], "sim")
+
+
+@lab.check("sim.infer", "Links read from the matrices of the practice servers", points=10,
+           backend="sim", timeout=120)
+def sim_infer(ctx):
+    for conf in PRACTICE:
+        label = os.path.basename(conf)[:-5]
+        data = run_infer(ctx, conf, label)
+        if label == "pcie-rtx4090":
+            ctx.plot("lab03-sim", {f"from GPU{r['gpu']}": list(enumerate(r["uni_gbps"]))
+                                   for r in data["rows"]},
+                     xlabel="destination GPU", ylabel="unidirectional bandwidth (GB/s)",
+                     logx=False, title="lab03: simulated 8x RTX 4090 PCIe server")
+
+
+@lab.check("sim.hidden", "Links read from the matrices of servers you have not seen",
+           points=15, backend="sim", timeout=150)
+def sim_hidden(ctx):
+    if not HIDDEN:
+        ctx.skip("the hidden servers are kept by the course's grader")
+    for conf in HIDDEN:
+        # The grader's folder is out of the programs' reach: they get a copy.
+        n, gbps, topo = system_of(conf)
+        shutil.copy(conf, ctx.out(os.path.basename(conf)))
+        shutil.copy(topo, ctx.out(os.path.basename(topo)))
+        run_infer(ctx, ctx.out(os.path.basename(conf)), f"server {HIDDEN.index(conf) + 1}")
+
+
+# --- gpu ---------------------------------------------------------------------------------
+
+@lab.check("gpu.matrix", "GPU matrices over NCCL (every GPU of the node)", points=10,
+           backend="gpu", needs={"gpus": 2}, timeout=240)
+def gpu_matrix(ctx):
+    n = ctx.resources.get("gpus", 2)
+    n = max(2, min(8, n if isinstance(n, int) else 2))
+    for kind in KINDS:
+        res = ctx.run_lab("matrix", matrix_args(kind, "8M"), ranks=n, backend="gpu", timeout=70,
+                          name=f"gpu-{kind}.json")
+        check_ops(res, "gpu")
+        check_values(res, "gpu", False)
+        check_matrix(res, "gpu")
+        ctx.metric(f"{kind}_matrix", [[r["value"] for r in res["rows"] if r["i"] == i]
+                                      for i in range(n)])

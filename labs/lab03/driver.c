@@ -1,338 +1,490 @@
-/* driver.c: lab 03's harness: runs the student's matrix and measurements, records, writes JSON.
+/* driver.c: lab 03's plug-in: the student's matrices, checked operation by operation.
  *
- *   lab03 matrix --kind uni|bidir|latency [--bytes N] [--warmup W] [--iters I]
- *                [--repeats R] [--backend cpu|gpu] --json FILE
- *       the student's complete matrix; with it, every process's record of each
- *       pair (operations, clock readings), so the grader can rebuild warm-up,
- *       repeats and medians, and the count of transfers whose data was wrong.
- *   lab03 bench [--bytes N] [--repeats R] --json FILE          (2 ranks)
- *       unidirectional bandwidth 0 -> 1: the harness's reference measurement
- *       and the student's lab03_measure(), interleaved, one sample each per repeat.
- *   lab03 metric --kind K --bytes N --seconds S --json FILE
- *       the student's lab03_metric() of one time.
+ *   lab03 metric kind=uni bytes=N seconds=S          (or --cases FILE)
+ *   lab03 matrix --kind uni|bidir|latency [--bytes 1M] [--warmup 2] [--iters 4] [--repeats 5]
+ *   lab03 bench  [--bytes 4M] [--rounds 5]           your matrix and the harness's, interleaved
+ *   lab03 infer  --backend sim --system S --link-gbps G   three matrices, then your reading
  *
- * Every mode takes --deadline SECONDS (default 60): a process still running
- * then (a deadlock: the two sides of a pair made different calls) says so and
- * exits. Shared memory never outlives the run (common/shm.h).
+ * Every operation of a pair goes through LAB03_OP_BEGIN (xfer.c): the harness
+ * fills that operation's send buffer with fresh data before the pair starts,
+ * checks every receive buffer after it, and logs when each operation began.
+ * With the rank's trace (when each transfer finished) it rebuilds the runs the
+ * method prescribes and their median, and compares it with the matrix the
+ * student's code wrote. With --noise on, the timing rank of every pair is
+ * held up (a sleep, or virtual time on "sim") in the middle of some of the
+ * timed runs, as a busy machine would: only a median survives that.
  */
 #include <math.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <time.h>
 
+#include "harness/harness.h"
 #include "lab03.h"
-#include "link.h"
+#include "xfer.h"
 
-typedef struct options {
-    const char *mode, *json_path, *backend;
-    lab03_kind kind;
-    size_t bytes;
+#ifndef MAXR
+#define MAXR LAB03_MAX_RANKS
+#endif
+
+typedef struct metric_args {
+    int32_t kind;
+    uint64_t bytes;
     double seconds;
-    lab03_method method;
-    int bench_repeats;
-    cl_launch_opts launch;
-} options;
+    double value; /* out */
+} metric_args;
 
-static const char *kind_name(lab03_kind k)
+typedef struct matrix_args {
+    int32_t kind;
+    uint64_t bytes;
+    lab03_method m;
+    double matrix[MAXR * MAXR]; /* in/out, n x n row-major with n = ranks */
+} matrix_args;
+
+typedef struct infer_args {
+    int32_t n;
+    uint64_t bytes;
+    double link_gbps;
+    double uni[MAXR * MAXR], bidir[MAXR * MAXR], lat_us[MAXR * MAXR];
+    int32_t link[MAXR * MAXR]; /* out */
+} infer_args;
+
+#ifdef CL_STUDENT_SIDE
+
+static cl_result metric(cl_comm *c, void *args)
 {
-    return k == LAB03_UNI ? "uni" : k == LAB03_BIDIR ? "bidir" : "latency";
-}
-
-/* --- output --------------------------------------------------------------------------- */
-
-static void write_record(cl_json *j, int rank, const lab03_record *r)
-{
-    cl_json_object_start(j, NULL);
-    cl_json_int(j, "rank", rank);
-    cl_json_string(j, "kind", kind_name((lab03_kind)r->kind));
-    cl_json_int(j, "i", r->i);
-    cl_json_int(j, "j", r->j);
-    cl_json_int(j, "bytes", r->bytes);
-    cl_json_bool(j, "mixed", r->mixed);
-    cl_json_int(j, "ops", r->ops);
-    cl_json_bool(j, "t_overflow", r->t_overflow);
-    cl_json_int_array(j, "t_ops", r->t_ops, (size_t)r->nt);
-    cl_json_number_array(j, "t", r->t, (size_t)r->nt);
-    cl_json_object_end(j);
-}
-
-static cl_result write_matrix(const options *opt, int n, const double *m, const int *writers,
-                              long long bad, int nsets, int *counts, lab03_record **sets)
-{
-    cl_json j;
-    CL_CHECK(cl_json_open(&j, opt->json_path));
-    cl_json_object_start(&j, NULL);
-    cl_json_string(&j, "mode", "matrix");
-    cl_json_string(&j, "backend", opt->backend);
-    cl_json_string(&j, "kind", kind_name(opt->kind));
-    cl_json_int(&j, "n", n);
-    cl_json_int(&j, "bytes", (long long)opt->bytes);
-    cl_json_int(&j, "warmup", opt->method.warmup);
-    cl_json_int(&j, "iters", opt->method.iters);
-    cl_json_int(&j, "repeats", opt->method.repeats);
-    cl_json_int(&j, "bad_transfers", bad);
-    cl_json_array_start(&j, "matrix");
-    for (int i = 0; i < n; i++)
-        cl_json_number_array(&j, NULL, m + (size_t)i * n, (size_t)n);
-    cl_json_array_end(&j);
-    cl_json_array_start(&j, "writers"); /* processes that wrote each entry */
-    for (int i = 0; i < n * n; i++)
-        cl_json_int(&j, NULL, writers[i]);
-    cl_json_array_end(&j);
-    cl_json_array_start(&j, "records");
-    for (int s = 0; s < nsets; s++)
-        for (int k = 0; k < counts[s]; k++)
-            write_record(&j, s, &sets[s][k]);
-    cl_json_array_end(&j);
-    cl_json_object_end(&j);
-    return cl_json_close(&j);
-}
-
-/* --- matrix --------------------------------------------------------------------------- */
-
-/* Run the student's matrix with every entry preset to NaN ("not written"). */
-static cl_result run_matrix(lab03_link *l, const options *opt, double *m)
-{
-    int n = lab03_size(l);
-    for (int k = 0; k < n * n; k++)
-        m[k] = NAN;
-    return lab03_matrix(l, opt->kind, opt->bytes, &opt->method, m);
-}
-
-static cl_result matrix_body(cl_comm *comm, void *arg)
-{
-    const options *opt = arg;
-    int rank = cl_comm_rank(comm), p = cl_comm_size(comm);
-    lab03_link *l;
-    CL_CHECK(lab03_link_open_cpu(comm, opt->bytes, &l));
-    double *m = malloc((size_t)p * p * sizeof *m), *theirs = malloc((size_t)p * p * sizeof *m);
-    int *writers = calloc((size_t)p * p, sizeof *writers);
-    if (!m || !theirs || !writers)
-        return CL_ERR_NOMEM;
-    CL_CHECK(run_matrix(l, opt, m));
-    CL_CHECK(cl_barrier(comm));
-    int nrec;
-    const lab03_record *rec = lab03_link_records(l, &nrec);
-    long long bad = lab03_link_bad(l);
-    if (rank != 0) {
-        long long head[2] = {nrec, bad};
-        CL_CHECK(cl_send(comm, m, (size_t)p * p * sizeof *m, 0));
-        CL_CHECK(cl_send(comm, head, sizeof head, 0));
-        if (nrec > 0)
-            CL_CHECK(cl_send(comm, rec, (size_t)nrec * sizeof *rec, 0));
-    } else {
-        int *counts = calloc((size_t)p, sizeof *counts);
-        lab03_record **sets = calloc((size_t)p, sizeof *sets);
-        if (!counts || !sets)
-            return CL_ERR_NOMEM;
-        counts[0] = nrec;
-        sets[0] = (lab03_record *)rec;
-        for (int k = 0; k < p * p; k++)
-            writers[k] = !isnan(m[k]);
-        for (int r = 1; r < p; r++) {
-            long long head[2];
-            CL_CHECK(cl_recv(comm, theirs, (size_t)p * p * sizeof *theirs, r));
-            CL_CHECK(cl_recv(comm, head, sizeof head, r));
-            counts[r] = (int)head[0];
-            bad += head[1];
-            sets[r] = malloc((size_t)(counts[r] ? counts[r] : 1) * sizeof(lab03_record));
-            if (!sets[r])
-                return CL_ERR_NOMEM;
-            if (counts[r] > 0)
-                CL_CHECK(cl_recv(comm, sets[r], (size_t)counts[r] * sizeof(lab03_record), r));
-            for (int k = 0; k < p * p; k++)
-                if (!isnan(theirs[k])) {
-                    writers[k]++;
-                    m[k] = theirs[k];
-                }
-        }
-        CL_CHECK(write_matrix(opt, p, m, writers, bad, p, counts, sets));
-        for (int r = 1; r < p; r++)
-            free(sets[r]);
-        free(sets);
-        free(counts);
-    }
-    free(m);
-    free(theirs);
-    free(writers);
-    return lab03_link_close(l);
-}
-
-static cl_result run_gpu_matrix(const options *opt)
-{
-    lab03_link *l;
-    CL_CHECK(lab03_link_open_gpu(opt->bytes, &l));
-    int n = lab03_size(l);
-    double *m = malloc((size_t)n * n * sizeof *m);
-    int *writers = calloc((size_t)n * n, sizeof *writers);
-    if (!m || !writers)
-        return CL_ERR_NOMEM;
-    CL_CHECK(run_matrix(l, opt, m));
-    for (int k = 0; k < n * n; k++)
-        writers[k] = !isnan(m[k]);
-    int nrec;
-    lab03_record *rec = (lab03_record *)lab03_link_records(l, &nrec);
-    CL_CHECK(write_matrix(opt, n, m, writers, lab03_link_bad(l), 1, &nrec, &rec));
-    free(m);
-    free(writers);
-    return lab03_link_close(l);
-}
-
-/* --- bench ---------------------------------------------------------------------------- */
-
-/* The harness's own measurement, written from the handout: the reference. */
-static cl_result reference_measure(lab03_link *l, lab03_kind kind, int i, int j, size_t bytes,
-                                   const lab03_method *m, double *value)
-{
-    double per_op[LAB03_MAX_REPEATS];
-    for (int k = 0; k < m->warmup; k++)
-        CL_CHECK(lab03_op(l, kind, i, j, bytes));
-    for (int r = 0; r < m->repeats; r++) {
-        double t0 = cl_wtime();
-        for (int k = 0; k < m->iters; k++)
-            CL_CHECK(lab03_op(l, kind, i, j, bytes));
-        per_op[r] = (cl_wtime() - t0) / m->iters;
-    }
-    *value = (double)bytes / cl_median(per_op, (size_t)m->repeats) / 1e9;
+    (void)c;
+    metric_args *a = args;
+    a->value = lab03_metric((lab03_kind)a->kind, a->bytes, a->seconds);
     return CL_OK;
 }
 
-static cl_result bench_body(cl_comm *comm, void *arg)
+static cl_result matrix(cl_comm *c, void *args)
 {
-    const options *opt = arg;
-    if (cl_comm_size(comm) != 2) {
-        cl_set_error("bench needs 2 ranks, got %d", cl_comm_size(comm));
+    matrix_args *a = args;
+    return lab03_matrix(c, (lab03_kind)a->kind, a->bytes, &a->m, a->matrix);
+}
+
+static cl_result infer(cl_comm *c, void *args)
+{
+    (void)c;
+    infer_args *a = args;
+    return lab03_infer(a->n, a->uni, a->bidir, a->lat_us, a->bytes, a->link_gbps, a->link);
+}
+
+CL_STUDENT_ENTRIES({"metric", metric}, {"matrix", matrix}, {"infer", infer});
+
+#else
+
+#include "lab03_harness.h"
+
+static const char *const kind_names[] = {"uni", "bidir", "latency"};
+
+static cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t bytes)
+{
+    (void)run;
+    if (code != LAB03_OP_BEGIN || bytes != sizeof(lab03_begin) || cl_comm_rank(c) >= MAXR) {
+        cl_set_error("lab03: unknown operation %d (%zu bytes)", code, bytes);
         return CL_ERR_INVALID;
     }
-    lab03_link *l;
-    CL_CHECK(lab03_link_open_cpu(comm, opt->bytes, &l));
-    double mine[64], ref[64];
-    for (int r = -1; r < opt->bench_repeats; r++) { /* r == -1 warms both up */
-        double a = 0, b = 0;
-        CL_CHECK(lab03_sync(l));
-        CL_CHECK(reference_measure(l, LAB03_UNI, 0, 1, opt->bytes, &opt->method, &a));
-        CL_CHECK(lab03_sync(l));
-        CL_CHECK(lab03_measure(l, LAB03_UNI, 0, 1, opt->bytes, &opt->method, &b));
-        if (r >= 0)
-            ref[r] = a, mine[r] = b;
-    }
-    CL_CHECK(lab03_sync(l));
-    long long bad = lab03_link_bad(l), theirs = 0;
-    if (cl_comm_rank(comm) == 1)
-        CL_CHECK(cl_send(comm, &bad, sizeof bad, 0));
-    else {
-        CL_CHECK(cl_recv(comm, &theirs, sizeof theirs, 1));
-        cl_json j;
-        CL_CHECK(cl_json_open(&j, opt->json_path));
-        cl_json_object_start(&j, NULL);
-        cl_json_string(&j, "mode", "bench");
-        cl_json_int(&j, "bytes", (long long)opt->bytes);
-        cl_json_int(&j, "bad_transfers", bad + theirs);
-        cl_json_number_array(&j, "student_gbps", mine, (size_t)opt->bench_repeats);
-        cl_json_number_array(&j, "reference_gbps", ref, (size_t)opt->bench_repeats);
-        cl_json_object_end(&j);
-        CL_CHECK(cl_json_close(&j));
-    }
-    return lab03_link_close(l);
+    return ops_begin(c, args);
 }
 
-/* --- main ----------------------------------------------------------------------------- */
-
-static cl_result run_metric(const options *opt)
+/* Run the student's matrix of kind once, with fresh buffers, and gather findings. */
+static cl_result student_matrix(cl_run *run, cl_comm *c, int kind, size_t bytes,
+                                const lab03_method *m, int noise, findings *f, cl_call_result *res)
 {
-    cl_json j;
-    double v = lab03_metric(opt->kind, opt->bytes, opt->seconds);
-    CL_CHECK(cl_json_open(&j, opt->json_path));
-    cl_json_object_start(&j, NULL);
-    cl_json_number(&j, "value", v);
-    cl_json_object_end(&j);
-    return cl_json_close(&j);
+    matrix_args *a = calloc(1, sizeof *a);
+    if (!a)
+        return CL_ERR_NOMEM;
+    a->kind = kind, a->bytes = bytes, a->m = *m;
+    for (int k = 0; k < MAXR * MAXR; k++)
+        a->matrix[k] = NAN;
+    cl_result rc = ops_start(run, c, kind, bytes, m, noise);
+    if (rc == CL_OK)
+        rc = cl_student_run(c, "matrix", a, sizeof *a,
+                            CL_ALLOW_P2P | CL_ALLOW_BARRIER | CL_ALLOW_LAB, res);
+    char why[200] = "";
+    if (rc == CL_OK)
+        rc = ops_finish(c, a->matrix, f, why, sizeof why);
+    if (rc == CL_OK && res->status == CL_OK && !res->forbidden[0] && why[0])
+        snprintf(res->error, sizeof res->error, "%s", why);
+    free(a);
+    return rc;
 }
 
-static void on_deadline(int sig)
+#define EPS 1e-7 /* s: what the agreement of start times may round away */
+
+/* How many other pairs were being measured while pair p was. */
+static int overlaps(const findings *f, int n, int p)
 {
-    static const char msg[] = "lab03: deadline reached: a pair is still waiting (did both "
-                              "sides make the same lab03_op calls?); stopping\n";
-    (void)sig;
-    if (write(2, msg, sizeof msg - 1) < 0) {
+    int k = 0;
+    for (int q = 0; q < n * n; q++)
+        if (q != p && f->visits[q] > 0 && f->visits[p] > 0 && f->start[q] < f->end[p] - EPS &&
+            f->start[p] < f->end[q] - EPS)
+            k++;
+    return k;
+}
+
+static cl_result parse_method(cl_run *run, lab03_method *m, int *kind, int *noise)
+{
+    const cl_opts *o = cl_run_opts(run);
+    const char *k = cl_opt(run, "kind"), *nz = cl_opt(run, "noise");
+    char *end;
+    long w = strtol(cl_opt(run, "warmup"), &end, 10);
+    if (*end || w < 0 || w > 1000) {
+        cl_set_error("--warmup wants 0..1000, not '%s'", cl_opt(run, "warmup"));
+        return CL_ERR_INVALID;
     }
-    _exit(3);
-}
-
-static int usage(void)
-{
-    fprintf(stderr, "usage: lab03 matrix|bench|metric [--kind uni|bidir|latency] [--bytes N]\n"
-                    "             [--warmup W] [--iters I] [--repeats R] [--seconds S]\n"
-                    "             [--backend cpu|gpu] [--deadline S] --json FILE\n");
-    return 2;
-}
-
-int main(int argc, char **argv)
-{
-    options opt = {.backend = "cpu", .kind = LAB03_UNI, .bytes = 4 << 20,
-                   .method = {.warmup = 3, .iters = 10, .repeats = 5}, .bench_repeats = 9};
-    opt.launch = (cl_launch_opts){.backend = "cpu", .argc = &argc, .argv = &argv};
-    int deadline = 60, bytes_set = 0;
-    if (argc < 2)
-        return usage();
-    opt.mode = argv[1];
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!v)
-            return usage();
-        if (strcmp(a, "--json") == 0)
-            opt.json_path = v;
-        else if (strcmp(a, "--kind") == 0) {
-            if (strcmp(v, "uni") == 0)
-                opt.kind = LAB03_UNI;
-            else if (strcmp(v, "bidir") == 0)
-                opt.kind = LAB03_BIDIR;
-            else if (strcmp(v, "latency") == 0)
-                opt.kind = LAB03_LATENCY;
-            else
-                return usage();
-        } else if (strcmp(a, "--bytes") == 0)
-            opt.bytes = strtoull(v, NULL, 0), bytes_set = 1;
-        else if (strcmp(a, "--seconds") == 0)
-            opt.seconds = strtod(v, NULL);
-        else if (strcmp(a, "--warmup") == 0)
-            opt.method.warmup = atoi(v);
-        else if (strcmp(a, "--iters") == 0)
-            opt.method.iters = atoi(v);
-        else if (strcmp(a, "--repeats") == 0)
-            opt.method.repeats = opt.bench_repeats = atoi(v);
-        else if (strcmp(a, "--backend") == 0)
-            opt.backend = v;
-        else if (strcmp(a, "--deadline") == 0)
-            deadline = atoi(v);
-        else
-            return usage();
-        i++;
+    *m = (lab03_method){.warmup = (int)w, .iters = o->iters, .repeats = o->repeats};
+    if (m->repeats > LAB03_MAX_REPEATS) {
+        cl_set_error("--repeats: at most %d", LAB03_MAX_REPEATS);
+        return CL_ERR_INVALID;
     }
-    if (opt.kind == LAB03_LATENCY && !bytes_set)
-        opt.bytes = 8;
-    if (opt.method.warmup < 0 || opt.method.iters < 1 || opt.method.repeats < 1 ||
-        opt.method.repeats > LAB03_MAX_REPEATS || deadline < 1)
-        return usage();
-    signal(SIGALRM, on_deadline);
-    alarm((unsigned)deadline);
-
-    cl_result rc;
-    if (strcmp(opt.mode, "metric") == 0)
-        rc = run_metric(&opt);
-    else if (strcmp(opt.mode, "matrix") == 0 && strcmp(opt.backend, "gpu") == 0)
-        rc = run_gpu_matrix(&opt);
-    else if (strcmp(opt.mode, "matrix") == 0)
-        rc = cl_launch(&opt.launch, matrix_body, &opt);
-    else if (strcmp(opt.mode, "bench") == 0) {
-        opt.method = (lab03_method){.warmup = 2, .iters = 8, .repeats = 3};
-        rc = cl_launch(&opt.launch, bench_body, &opt);
-    } else
-        return usage();
-    if (rc != CL_OK)
-        fprintf(stderr, "lab03 %s: %s%s%s\n", opt.mode, cl_result_str(rc),
-                cl_last_error()[0] ? ": " : "", cl_last_error());
-    return cl_exit_status(rc);
+    *kind = -1;
+    for (int i = 0; i < 3; i++)
+        if (strcmp(k, kind_names[i]) == 0)
+            *kind = i;
+    if (*kind < 0 || (strcmp(nz, "on") && strcmp(nz, "off"))) {
+        cl_set_error("--kind is uni, bidir or latency and --noise on or off");
+        return CL_ERR_INVALID;
+    }
+    *noise = strcmp(nz, "on") == 0;
+    return CL_OK;
 }
+
+static cl_result check_size(cl_comm *c, size_t bytes, const lab03_method *m)
+{
+    size_t P = (size_t)(m->warmup + m->iters * m->repeats);
+    if (cl_comm_size(c) > MAXR) {
+        cl_set_error("at most %d ranks", MAXR);
+        return CL_ERR_INVALID;
+    }
+    if (bytes == 0 || P * bytes > ((size_t)256 << 20)) {
+        cl_set_error("%zu operations of %zu bytes need %zu MiB of buffers per rank (at most "
+                     "512): fewer operations or smaller messages",
+                     P, bytes, 2 * P * bytes >> 20);
+        return CL_ERR_INVALID;
+    }
+    return CL_OK;
+}
+
+static void report_method(cl_run *run, int kind, size_t bytes, const lab03_method *m)
+{
+    cl_report_str(run, "kind", kind_names[kind]);
+    cl_report_int(run, "bytes", (long long)bytes);
+    cl_report_int(run, "warmup", m->warmup);
+    cl_report_int(run, "iters", m->iters);
+    cl_report_int(run, "repeats", m->repeats);
+    cl_report_str(run, "units", kind == LAB03_LATENCY ? "us" : "GB/s");
+}
+
+static cl_result call_failed(const cl_call_result *res)
+{
+    if (res->status == CL_OK)
+        return CL_OK;
+    cl_set_error("%s%s%s", res->error, res->forbidden[0] ? "; forbidden: " : "", res->forbidden);
+    return res->status;
+}
+
+static cl_result matrix_mode(cl_run *run, cl_comm *c)
+{
+    lab03_method m;
+    int kind, noise, n = cl_comm_size(c);
+    size_t bytes = cl_run_opts(run)->bytes;
+    CL_CHECK(parse_method(run, &m, &kind, &noise));
+    CL_CHECK(check_size(c, bytes, &m));
+    findings *f = malloc(sizeof *f);
+    if (!f)
+        return CL_ERR_NOMEM;
+    cl_call_result res;
+    CL_CHECK(student_matrix(run, c, kind, bytes, &m, noise, f, &res));
+    report_method(run, kind, bytes, &m);
+    cl_report_int(run, "refused_ops", (long long)f->refused);
+    cl_report_str(run, "call_status", cl_result_str(res.status));
+    cl_report_str(run, "call_error", res.error);
+    cl_report_str(run, "forbidden", res.forbidden);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            if (i == j)
+                continue;
+            int p = i * n + j;
+            cl_row *row = cl_row_begin(run, c);
+            cl_col_int(row, "i", i);
+            cl_col_int(row, "j", j);
+            cl_col_num(row, "value", f->writers[p] ? f->value[p] : NAN, "%.3f");
+            cl_col_num(row, "reference", f->ref[p] > 0 ? f->ref[p] : NAN, "%.3f");
+            cl_col_int(row, "writers", (long long)f->writers[p]);
+            cl_col_int(row, "visits", (long long)f->visits[p]);
+            cl_col_int(row, "ops_off", (long long)f->ops_off[p]);
+            cl_col_int(row, "wrong_bytes", (long long)f->wrong[p]);
+            cl_col_int(row, "slow_runs", (long long)f->slow[p]);
+            cl_col_num(row, "spread", f->spread[p] > 0 ? f->spread[p] : NAN, "%.2f");
+            cl_col_int(row, "overlaps", overlaps(f, n, p));
+            cl_row_end(row);
+        }
+    free(f);
+    return call_failed(&res);
+}
+
+/* --- the harness's own matrix: the reference of the performance check ----------------------------
+ */
+
+/* The operation of xfer.c, on the harness's communicator. */
+static cl_result harness_op(cl_comm *c, int kind, int i, int j, size_t bytes, void *send,
+                            void *recv)
+{
+    int me = cl_comm_rank(c), peer = me == i ? j : i;
+    cl_request r[2];
+    switch (kind) {
+    case LAB03_UNI: return me == i ? cl_send(c, send, bytes, j) : cl_recv(c, recv, bytes, i);
+    case LAB03_BIDIR:
+        CL_CHECK(cl_irecv(c, recv, bytes, peer, &r[0]));
+        CL_CHECK(cl_isend(c, send, bytes, peer, &r[1]));
+        return cl_waitall(c, 2, r);
+    default:
+        if (me == i) {
+            CL_CHECK(cl_send(c, send, bytes, j));
+            return cl_recv(c, recv, bytes, j);
+        }
+        CL_CHECK(cl_recv(c, recv, bytes, i));
+        return cl_send(c, send, bytes, i);
+    }
+}
+
+/* The reference matrix: the handout's method, in the harness; data checked too. */
+static cl_result harness_matrix(cl_run *run, cl_comm *c, int kind, size_t bytes,
+                                const lab03_method *m, findings *f)
+{
+    int n = cl_comm_size(c), me = cl_comm_rank(c), P = m->warmup + m->iters * m->repeats;
+    char *send, *recv;
+    uint64_t seed;
+    memset(f, 0, sizeof *f);
+    CL_CHECK(cl_fresh_seed(run, c, &seed));
+    CL_CHECK(cl_mem_alloc(c, (size_t)P * bytes, (void **)&send));
+    CL_CHECK(cl_mem_alloc(c, (size_t)P * bytes, (void **)&recv));
+    CL_CHECK(cl_poison(c, recv, (size_t)P * bytes, CL_INT32));
+    for (int i = 0; i < n; i++)
+        for (int j = kind == LAB03_UNI ? 0 : i + 1; j < n; j++) {
+            if (i == j)
+                continue;
+            CL_CHECK(cl_barrier(c));
+            if (me != i && me != j)
+                continue;
+            uint64_t ps = mix(seed, (uint64_t)(i * MAXR + j));
+            for (int k = 0; k < P; k++)
+                CL_CHECK(cl_fill_bytes(c, send + (size_t)k * bytes, bytes, op_seed(ps, k), me, 0));
+            double per[LAB03_MAX_REPEATS];
+            int k = 0;
+            for (; k < m->warmup; k++)
+                CL_CHECK(harness_op(c, kind, i, j, bytes, send + (size_t)k * bytes,
+                                    recv + (size_t)k * bytes));
+            for (int r = 0; r < m->repeats; r++) {
+                double t0 = cl_comm_time(c);
+                for (int q = 0; q < m->iters; q++, k++)
+                    CL_CHECK(harness_op(c, kind, i, j, bytes, send + (size_t)k * bytes,
+                                        recv + (size_t)k * bytes));
+                per[r] = (cl_comm_time(c) - t0) / m->iters;
+            }
+            qsort(per, (size_t)m->repeats, sizeof *per, cmp_double);
+            int R = m->repeats;
+            double mid = R % 2 ? per[R / 2] : (per[R / 2 - 1] + per[R / 2]) / 2;
+            if (me == i)
+                f->ref[i * n + j] = ref_metric(kind, bytes, mid);
+            if (kind != LAB03_UNI || me == j)
+                for (int q = 0; q < P; q++) {
+                    size_t wrong;
+                    CL_CHECK(cl_count_wrong_bytes(c, recv + (size_t)q * bytes, bytes,
+                                                  op_seed(ps, q), me == i ? j : i, 0, &wrong));
+                    f->wrong[i * n + j] += (double)wrong;
+                }
+        }
+    CL_CHECK(cl_barrier(c));
+    CL_CHECK(cl_mem_free(c, send));
+    CL_CHECK(cl_mem_free(c, recv));
+    CL_CHECK(cl_agree_max(c, f->ref, n * n));
+    return cl_agree_sum(c, f->wrong, n * n);
+}
+
+/* Rounds of (the student's matrix, the harness's matrix), alternating which goes
+ * first; one paired sample per pair and round. */
+static cl_result bench_mode(cl_run *run, cl_comm *c)
+{
+    lab03_method m;
+    int kind, noise, n = cl_comm_size(c);
+    size_t bytes = cl_run_opts(run)->bytes;
+    CL_CHECK(parse_method(run, &m, &kind, &noise));
+    CL_CHECK(check_size(c, bytes, &m));
+    long rounds = strtol(cl_opt(run, "rounds"), NULL, 10);
+    if (rounds < 1 || rounds > 64) {
+        cl_set_error("--rounds wants 1..64");
+        return CL_ERR_INVALID;
+    }
+    findings *f = malloc(sizeof *f), *h = malloc(sizeof *h);
+    double(*mine)[64] = calloc((size_t)n * n, sizeof *mine);
+    double(*rebuilt)[64] = calloc((size_t)n * n, sizeof *rebuilt);
+    double(*ref)[64] = calloc((size_t)n * n, sizeof *ref);
+    double *wrong = calloc((size_t)n * n, sizeof *wrong), *off = calloc((size_t)n * n, sizeof *off);
+    if (!f || !h || !mine || !rebuilt || !ref || !wrong || !off)
+        return CL_ERR_NOMEM;
+    cl_call_result res = {0};
+    for (long r = -1; r < rounds; r++) { /* round -1 warms both up */
+        for (int side = 0; side < 2; side++) {
+            if ((side == 0) == (r % 2 == 0)) {
+                CL_CHECK(student_matrix(run, c, kind, bytes, &m, noise, f, &res));
+                CL_CHECK(call_failed(&res));
+            } else {
+                CL_CHECK(harness_matrix(run, c, kind, bytes, &m, h));
+            }
+        }
+        for (int p = 0; r >= 0 && p < n * n; p++) {
+            mine[p][r] = f->writers[p] ? f->value[p] : 0;
+            rebuilt[p][r] = f->ref[p];
+            ref[p][r] = h->ref[p];
+            wrong[p] += f->wrong[p] + h->wrong[p];
+            off[p] += f->ops_off[p] + (f->visits[p] > 1);
+        }
+    }
+    report_method(run, kind, bytes, &m);
+    for (int i = 0; i < n; i++)
+        for (int j = kind == LAB03_UNI ? 0 : i + 1; j < n; j++) {
+            if (i == j)
+                continue;
+            int p = i * n + j;
+            cl_row *row = cl_row_begin(run, c);
+            cl_col_int(row, "i", i);
+            cl_col_int(row, "j", j);
+            cl_col_nums(row, "student", mine[p], (size_t)rounds, "%.3f");
+            cl_col_nums(row, "rebuilt", rebuilt[p], (size_t)rounds, "%.3f");
+            cl_col_nums(row, "reference", ref[p], (size_t)rounds, "%.3f");
+            cl_col_int(row, "wrong_bytes", (long long)wrong[p]);
+            cl_col_int(row, "ops_off", (long long)off[p]);
+            cl_row_end(row);
+        }
+    free(f), free(h), free(mine), free(rebuilt), free(ref), free(wrong), free(off);
+    return CL_OK;
+}
+
+/* --- reading a server from its matrices
+ * ------------------------------------------------------------ */
+
+static cl_result infer_mode(cl_run *run, cl_comm *c)
+{
+    lab03_method m;
+    int kind, noise, n = cl_comm_size(c);
+    size_t bytes = cl_run_opts(run)->bytes;
+    CL_CHECK(parse_method(run, &m, &kind, &noise));
+    CL_CHECK(check_size(c, bytes, &m));
+    double link_gbps = strtod(cl_opt(run, "link-gbps"), NULL);
+    if (!(link_gbps > 0)) {
+        cl_set_error("--link-gbps: the bandwidth of one NVLink (GB/s), e.g. 20");
+        return CL_ERR_INVALID;
+    }
+    infer_args *a = calloc(1, sizeof *a);
+    findings *f = malloc(sizeof *f);
+    if (!a || !f)
+        return CL_ERR_NOMEM;
+    a->n = n, a->bytes = bytes, a->link_gbps = link_gbps;
+    double *dst[3] = {a->uni, a->bidir, a->lat_us};
+    cl_call_result res;
+    long long wrong = 0, off = 0, refused = 0;
+    for (int k = 0; k < 3; k++) {
+        CL_CHECK(student_matrix(run, c, k, k == LAB03_LATENCY ? 8 : bytes, &m, noise, f, &res));
+        CL_CHECK(call_failed(&res));
+        for (int p = 0; p < n * n; p++) {
+            dst[k][p] = f->writers[p] ? f->value[p] : 0;
+            wrong += (long long)f->wrong[p];
+            off += (long long)f->ops_off[p];
+        }
+        refused += (long long)f->refused;
+    }
+    report_method(run, LAB03_UNI, bytes, &m);
+    cl_report_num(run, "link_gbps", link_gbps);
+    cl_report_int(run, "wrong_bytes", wrong);
+    cl_report_int(run, "ops_off", off);
+    cl_report_int(run, "refused_ops", refused);
+    for (int p = 0; p < n * n; p++)
+        a->link[p] = -99;
+    res.status = CL_OK;
+    if (cl_comm_rank(c) == 0)
+        CL_CHECK(cl_student_run(c, "infer", a, sizeof *a, 0, &res));
+    int64_t st = res.status;
+    CL_CHECK(cl_agree(c, CL_MIN, &st, 1));
+    cl_report_str(run, "infer_status", cl_result_str((cl_result)st));
+    if (cl_comm_rank(c) == 0)
+        cl_report_str(run, "infer_error", res.error);
+    for (int i = 0; i < n; i++) {
+        cl_row *row = cl_row_begin(run, c);
+        long long links[MAXR];
+        for (int j = 0; j < n; j++)
+            links[j] = a->link[i * n + j];
+        cl_col_int(row, "gpu", i);
+        cl_col_ints(row, "link", links, (size_t)n);
+        cl_col_nums(row, "uni_gbps", a->uni + i * n, (size_t)n, "%.2f");
+        cl_col_nums(row, "bidir_gbps", a->bidir + i * n, (size_t)n, "%.2f");
+        cl_col_nums(row, "latency_us", a->lat_us + i * n, (size_t)n, "%.2f");
+        cl_row_end(row);
+    }
+    free(a), free(f);
+    return CL_OK;
+}
+
+/* --- pure cases --------------------------------------------------------------------------------
+ */
+
+static cl_result metric_case(cl_case *c)
+{
+    const char *k;
+    double bytes, seconds;
+    CL_CHECK(cl_case_str(c, "kind", &k));
+    CL_CHECK(cl_case_num(c, "bytes", &bytes));
+    CL_CHECK(cl_case_num(c, "seconds", &seconds));
+    metric_args a = {.kind = -1, .bytes = (uint64_t)bytes, .seconds = seconds};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(k, kind_names[i]) == 0)
+            a.kind = i;
+    if (a.kind < 0 || !(bytes >= 0) || !(seconds > 0)) {
+        cl_set_error("kind=uni|bidir|latency bytes=N>=0 seconds=S>0");
+        return CL_ERR_INVALID;
+    }
+    cl_result rc = cl_case_call(c, "metric", &a, sizeof a);
+    cl_col_num(cl_case_row(c), "value", a.value, "%.9g");
+    return rc;
+}
+
+const cl_lab cl_lab_def = {
+    .name = "lab03",
+    .title = "带宽与时延测量: the bandwidth and latency matrix",
+    .modes = (const cl_mode[]){{.name = "metric",
+                                .help = "your lab03_metric of kind=K bytes=N seconds=S",
+                                .cases = metric_case},
+                               {.name = "matrix",
+                                .help = "your matrix of --kind, every operation checked",
+                                .ranks = matrix_mode,
+                                .min_ranks = 2},
+                               {.name = "bench",
+                                .help = "your matrix and the harness's, --rounds times interleaved",
+                                .ranks = bench_mode,
+                                .min_ranks = 2},
+                               {.name = "infer",
+                                .help = "uni, bidir and latency matrices, then your lab03_infer",
+                                .ranks = infer_mode,
+                                .min_ranks = 2},
+                               {0}},
+    .options =
+        (const cl_option[]){
+            {.name = "kind", .help = "uni, bidir or latency", .fallback = "uni"},
+            {.name = "warmup", .help = "operations before the timed runs", .fallback = "2"},
+            {.name = "noise",
+             .help = "on: hold up some timed runs, as a busy machine does",
+             .fallback = "on"},
+            {.name = "rounds", .help = "bench: paired samples", .fallback = "5"},
+            {.name = "link-gbps",
+             .help = "infer: GB/s of one NVLink of these GPUs",
+             .fallback = "20"},
+            {0}},
+    .arena_bytes = (size_t)640 << 20,
+    .lab_op = lab_op,
+};
+
+#endif

@@ -1,566 +1,560 @@
-/* driver.c: lab 12's harness: PCIe paths of recorded servers, NCCL's decisions,
- * and the staged copy pipeline (CPU links emulated, GPU for real), as JSON.
+/* driver.c: lab 12's plug-in: PCIe paths of recorded servers, NCCL's GDR/P2P decisions, the
+ * NIC of every GPU, and staged copies over links the harness emulates or drives.
  *
- *   lab12 paths FILE.xml --json OUT            path classes of every GPU-NIC / GPU-GPU pair
- *   lab12 decide FILE.xml --json OUT SET...    GDR and P2P decisions per setting SET
- *   lab12 levels --json OUT CASE...            decisions for given path classes
- *   lab12 pipe --json OUT                      staged copies of awkward sizes, verified
- *   lab12 pipeperf [--repeats R] --json OUT    pipeline vs each link alone (emulated links)
- *   lab12 gpu [--repeats R] --json OUT         the pipeline to GPU 0, vs each link alone
- *   lab12 model --json OUT CASE...             lab12_pipeline_time and lab12_best_chunk
+ *   lab12 paths  file=datasets/hwloc/X.xml          path classes, GPU-NIC and GPU-GPU
+ *   lab12 levels path=N gdr=V p2p=V dis=V [amd=1 ngpus=2]   one decision (V: "-" unset,
+ *                                                   x:HEX for values with blanks)
+ *   lab12 decide file=X.xml gdr=V p2p=V dis=V       every pair of a server
+ *   lab12 assign file=X.xml seed=N nic_gbps=G smp_gbps=S   your NIC per GPU, and its
+ *                                                   bandwidth with all GPUs sending at once
+ *   lab12 model  bytes=B chunk=C nbuf=N bw_in=.. lat_in=.. bw_out=.. lat_out=..
+ *   lab12 pipe     [--backend cpu|sim|gpu]          staged copies of awkward sizes, checked
+ *   lab12 pipeperf [--bytes 64M --staging 8M --in 2:20 --out 1.6:20 --rounds 5]
+ *                                                   yours vs one staging buffer, paired
  *
- * SET is "gdr=V;p2p=V;dis=V;amd=0|1;ngpus=N" and CASE adds "path=N" (levels) or is
- * "bytes=B;chunk=C;bw_in=..;lat_in=..;bw_out=..;lat_out=.." (model); a value "-"
- * is unset. Exit status: 0 ok, 2 bad usage or input, 1 anything else.
+ * The links: on "cpu" the harness emulates them in real time (a copy over a link ends at
+ * start + latency + n / bandwidth, and a wait sleeps until then), on "sim" in virtual
+ * time, and on "gpu" they are real: a CPU copy from pageable memory into pinned memory,
+ * then cudaMemcpyAsync to the GPU. Data never passes through the student's program: on
+ * "cpu" and "sim" the harness tracks where every staged and delivered byte came from, on
+ * "gpu" it reads the GPU's copy back.
  */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <hwloc.h>
-#include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#ifdef CL_HAVE_CUDA
-#include <cuda_runtime.h>
+#include "harness/harness.h"
+#include "lab12.h"
+#include "link.h"
+
+#ifndef MAXD
+#define MAXD LAB12_MAX_DEVICES
 #endif
 
-#include "lab12.h"
-
-#define MAX_DEV 64
-static const char *const path_names[] = {"LOC", "NVL", "NVB", "C2C", "PIX",
-                                         "PXB", "P2C", "PXN", "PHB", "SYS"};
-
-static const char *path_name(int p)
-{
-    return p >= 0 && p <= LAB12_SYS ? path_names[p] : "invalid";
-}
-
-/* --- the emulated link: copy, then sleep until latency + n / bandwidth has passed --- */
-
-cl_result lab12_link_copy(const lab12_link *link, void *dst, const void *src, size_t n)
-{
-    struct timespec start, until;
-    if (!link || link->bandwidth_Bps <= 0)
-        return CL_ERR_INVALID;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    memcpy(dst, src, n);
-    double wait = link->latency_s + (double)n / link->bandwidth_Bps;
-    long long ns = start.tv_nsec + (long long)(wait * 1e9);
-    until.tv_sec = start.tv_sec + (time_t)(ns / 1000000000LL);
-    until.tv_nsec = (long)(ns % 1000000000LL);
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-        ;
-    return CL_OK;
-}
-
-/* --- positions of devices in an hwloc topology --- */
-
-typedef struct server {
-    hwloc_topology_t topo;
-    int ngpus, nnics;
-    lab12_pcipos gpu[MAX_DEV], nic[MAX_DEV];
-    char nic_name[MAX_DEV][32];
-} server;
-
-static int pos_cmp(const void *a, const void *b)
-{
-    return strcmp(((const lab12_pcipos *)a)->busid, ((const lab12_pcipos *)b)->busid);
-}
-
-static void locate(hwloc_obj_t dev, lab12_pcipos *p)
-{
-    memset(p, 0, sizeof *p);
-    snprintf(p->busid, sizeof p->busid, "%04x:%02x:%02x.%x", dev->attr->pcidev.domain,
-             dev->attr->pcidev.bus, dev->attr->pcidev.dev, dev->attr->pcidev.func);
-    int ids[LAB12_MAX_DEPTH], n = 0;
-    p->hostbridge = -1;
-    hwloc_obj_t o = dev->parent;
-    for (; o && o->type == HWLOC_OBJ_BRIDGE; o = o->parent) {
-        if (o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST) {
-            p->hostbridge = (int)o->gp_index;
-            o = o->parent;
-            break;
-        }
-        if (n < LAB12_MAX_DEPTH)
-            ids[n++] = (int)o->gp_index;
-    }
-    for (int i = 0; i < n; i++) /* top first */
-        p->bridge[i] = ids[n - 1 - i];
-    p->nbridges = n;
-    while (o && !o->cpuset)
-        o = o->parent;
-    p->numa = o && o->memory_arity == 1 ? (int)o->memory_first_child->os_index : -1;
-}
-
-static cl_result load_server(const char *path, server *s)
-{
-    memset(s, 0, sizeof *s);
-    if (hwloc_topology_init(&s->topo) != 0)
-        return CL_ERR_NOMEM;
-    hwloc_topology_set_io_types_filter(s->topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-    if (hwloc_topology_set_xml(s->topo, path) != 0 || hwloc_topology_load(s->topo) != 0) {
-        cl_set_error("%s: hwloc cannot load it", path);
-        hwloc_topology_destroy(s->topo);
-        return CL_ERR_PARSE;
-    }
-    for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(s->topo, o));) {
-        unsigned cls = o->attr->pcidev.class_id;
-        if (o->attr->pcidev.vendor_id == 0x10de && (cls == 0x0302 || cls == 0x0300) &&
-            s->ngpus < MAX_DEV)
-            locate(o, &s->gpu[s->ngpus++]);
-        for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling)
-            if (c->type == HWLOC_OBJ_OS_DEVICE &&
-                c->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && s->nnics < MAX_DEV) {
-                locate(o, &s->nic[s->nnics]);
-                snprintf(s->nic_name[s->nnics++], 32, "%s", c->name);
-                break;
-            }
-    }
-    qsort(s->gpu, (size_t)s->ngpus, sizeof s->gpu[0], pos_cmp);
-    /* sort NICs together with their names */
-    for (int i = 1; i < s->nnics; i++)
-        for (int j = i; j > 0 && pos_cmp(&s->nic[j - 1], &s->nic[j]) > 0; j--) {
-            lab12_pcipos t = s->nic[j];
-            char name[32];
-            s->nic[j] = s->nic[j - 1], s->nic[j - 1] = t;
-            memcpy(name, s->nic_name[j], 32), memcpy(s->nic_name[j], s->nic_name[j - 1], 32);
-            memcpy(s->nic_name[j - 1], name, 32);
-        }
-    return CL_OK;
-}
-
-static char *cpu_vendor(server *s)
-{
-    hwloc_obj_t pkg = hwloc_get_obj_by_type(s->topo, HWLOC_OBJ_PACKAGE, 0);
-    const char *v = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUVendor") : NULL;
-    return (char *)(v ? v : "");
-}
-
-/* --- settings "key=value;key=value" --- */
+typedef struct paths_args {
+    int32_t ngpus, nnics;
+    lab12_pcipos gpu[MAXD], nic[MAXD];
+    int8_t gpu_nic[MAXD * MAXD], gpu_gpu[MAXD * MAXD]; /* out */
+} paths_args;
 
 typedef struct setting {
-    const char *gdr, *p2p, *dis;
-    int amd, ngpus, path;
-    size_t bytes, chunk;
-    lab12_link in, out;
-    char text[256];
-    char value[3][64]; /* storage of gdr, p2p, dis */
+    char gdr[64], p2p[64], dis[64]; /* "" with has_* 0: unset */
+    int32_t has_gdr, has_p2p, has_dis, amd, ngpus;
 } setting;
 
-static cl_result parse_setting(const char *arg, setting *s, int ngpus, int amd)
+typedef struct levels_args {
+    setting s;
+    int32_t path;
+    int32_t gdr_level, p2p_level, gdr, p2p; /* out */
+} levels_args;
+
+typedef struct decide_args {
+    setting s;
+    int32_t ngpus, nnics;
+    int8_t gpu_nic[MAXD * MAXD], gpu_gpu[MAXD * MAXD]; /* in: path classes */
+    int8_t gdr[MAXD * MAXD], p2p[MAXD * MAXD];         /* out */
+} decide_args;
+
+typedef struct assign_args {
+    int32_t ngpus, nnics;
+    lab12_pcipos gpu[MAXD], nic[MAXD];
+    int32_t nic_of_gpu[MAXD]; /* out */
+} assign_args;
+
+typedef struct model_args {
+    uint64_t bytes, chunk;
+    int32_t nbuf;
+    lab12_link in, out;
+    double time_s; /* out */
+} model_args;
+
+typedef struct copy_args {
+    lab12_job job;
+    uint64_t chunk; /* out: the plan */
+    int32_t nbuf;   /* out */
+} copy_args;
+
+#ifdef CL_STUDENT_SIDE
+
+static const char *value(const char *v, int has) { return has ? v : NULL; }
+
+static cl_result paths(cl_comm *c, void *args)
+{
+    (void)c;
+    paths_args *a = args;
+    for (int g = 0; g < a->ngpus; g++) {
+        for (int n = 0; n < a->nnics; n++)
+            a->gpu_nic[g * MAXD + n] = (int8_t)lab12_classify(&a->gpu[g], &a->nic[n]);
+        for (int h = 0; h < a->ngpus; h++)
+            a->gpu_gpu[g * MAXD + h] = (int8_t)lab12_classify(&a->gpu[g], &a->gpu[h]);
+    }
+    return CL_OK;
+}
+
+static cl_result levels(cl_comm *c, void *args)
+{
+    (void)c;
+    levels_args *a = args;
+    const setting *s = &a->s;
+    a->gdr_level = lab12_parse_level(value(s->gdr, s->has_gdr));
+    a->p2p_level = lab12_parse_level(value(s->p2p, s->has_p2p));
+    a->gdr = lab12_gdr_enabled((lab12_path)a->path, value(s->gdr, s->has_gdr));
+    a->p2p = lab12_p2p_enabled((lab12_path)a->path, value(s->dis, s->has_dis),
+                               value(s->p2p, s->has_p2p), s->amd, s->ngpus);
+    return CL_OK;
+}
+
+static cl_result decide(cl_comm *c, void *args)
+{
+    (void)c;
+    decide_args *a = args;
+    const setting *s = &a->s;
+    for (int g = 0; g < a->ngpus; g++) {
+        for (int n = 0; n < a->nnics; n++)
+            a->gdr[g * MAXD + n] = (int8_t)lab12_gdr_enabled((lab12_path)a->gpu_nic[g * MAXD + n],
+                                                             value(s->gdr, s->has_gdr));
+        for (int h = 0; h < a->ngpus; h++)
+            a->p2p[g * MAXD + h] = (int8_t)lab12_p2p_enabled(
+                (lab12_path)a->gpu_gpu[g * MAXD + h], value(s->dis, s->has_dis),
+                value(s->p2p, s->has_p2p), s->amd, s->ngpus);
+    }
+    return CL_OK;
+}
+
+static cl_result assign(cl_comm *c, void *args)
+{
+    (void)c;
+    assign_args *a = args;
+    int out[MAXD];
+    CL_CHECK(lab12_assign_nics(a->gpu, a->ngpus, a->nic, a->nnics, out));
+    for (int g = 0; g < a->ngpus; g++)
+        a->nic_of_gpu[g] = out[g];
+    return CL_OK;
+}
+
+static cl_result model(cl_comm *c, void *args)
+{
+    (void)c;
+    model_args *a = args;
+    a->time_s = lab12_pipeline_time(a->bytes, a->chunk, a->nbuf, a->in, a->out);
+    return CL_OK;
+}
+
+static cl_result copy(cl_comm *c, void *args)
+{
+    copy_args *a = args;
+    size_t chunk = 0;
+    int nbuf = 0;
+    CL_CHECK(lab12_plan(&a->job, &chunk, &nbuf));
+    a->chunk = chunk, a->nbuf = nbuf;
+    return lab12_staged_copy(c, &a->job, chunk, nbuf);
+}
+
+CL_STUDENT_ENTRIES({"paths", paths}, {"levels", levels}, {"decide", decide}, {"assign", assign},
+                   {"model", model}, {"copy", copy});
+
+#else
+
+#include "lab12_harness.h"
+
+static cl_result server_of(cl_case *c, server *s)
+{
+    const char *file;
+    CL_CHECK(cl_case_str(c, "file", &file));
+    return server_load(file, s);
+}
+
+/* =========================================================================================
+ * Cases: paths, levels, decide, model
+ * ========================================================================================= */
+
+static void col_matrix(cl_row *row, const char *key, const int8_t *m, int rows, int cols)
+{
+    long long v[MAXD * MAXD];
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++)
+            v[i * cols + j] = m[i * MAXD + j];
+    cl_col_ints(row, key, v, (size_t)rows * (size_t)cols);
+}
+
+static cl_result paths_case(cl_case *c)
+{
+    server s;
+    CL_CHECK(server_of(c, &s));
+    paths_args *a = calloc(1, sizeof *a);
+    if (!a) {
+        server_free(&s);
+        return CL_ERR_NOMEM;
+    }
+    a->ngpus = s.ngpus, a->nnics = s.nnics;
+    memcpy(a->gpu, s.gpu, sizeof s.gpu);
+    memcpy(a->nic, s.nic, sizeof s.nic);
+    server_free(&s);
+    cl_result rc = cl_case_call(c, "paths", a, sizeof *a);
+    cl_row *row = cl_case_row(c);
+    cl_col_int(row, "gpus", a->ngpus);
+    cl_col_int(row, "nics", a->nnics);
+    col_matrix(row, "gpu_nic", a->gpu_nic, a->ngpus, a->nnics);
+    col_matrix(row, "gpu_gpu", a->gpu_gpu, a->ngpus, a->ngpus);
+    free(a);
+    return rc;
+}
+
+/* A setting's value: "-" unset, "x:HEX" hex-encoded bytes (values with blanks), else as is. */
+static cl_result setting_value(cl_case *c, const char *key, char *out, int32_t *has)
+{
+    const char *v;
+    *has = 0;
+    out[0] = '\0';
+    if (cl_case_str(c, key, &v) != CL_OK || strcmp(v, "-") == 0)
+        return CL_OK;
+    *has = 1;
+    if (strncmp(v, "x:", 2) != 0) {
+        snprintf(out, 64, "%s", v);
+        return CL_OK;
+    }
+    size_t n = strlen(v + 2) / 2;
+    for (size_t i = 0; i < n && i < 63; i++) {
+        unsigned byte;
+        if (sscanf(v + 2 + 2 * i, "%2x", &byte) != 1) {
+            cl_set_error("%s: bad hex '%s'", key, v);
+            return CL_ERR_INVALID;
+        }
+        out[i] = (char)byte;
+        out[i + 1] = '\0';
+    }
+    return CL_OK;
+}
+
+static cl_result read_setting(cl_case *c, setting *s, int amd, int ngpus)
 {
     memset(s, 0, sizeof *s);
-    s->ngpus = ngpus, s->amd = amd, s->path = -1;
-    snprintf(s->text, sizeof s->text, "%s", arg);
-    char *save = NULL, copy[256];
-    snprintf(copy, sizeof copy, "%s", arg);
-    for (char *kv = strtok_r(copy, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
-        char *eq = strchr(kv, '=');
-        if (!eq) {
-            cl_set_error("bad setting '%s'", arg);
-            return CL_ERR_INVALID;
-        }
-        *eq = '\0';
-        const char *v = eq + 1;
-        int slot = strcmp(kv, "gdr") == 0 ? 0 : strcmp(kv, "p2p") == 0 ? 1 : 2;
-        const char *keep = NULL;
-        if (strcmp(v, "-") != 0 && (slot < 2 || strcmp(kv, "dis") == 0)) {
-            snprintf(s->value[slot], sizeof s->value[slot], "%s", v);
-            keep = s->value[slot];
-        }
-        if (strcmp(kv, "gdr") == 0)
-            s->gdr = keep;
-        else if (strcmp(kv, "p2p") == 0)
-            s->p2p = keep;
-        else if (strcmp(kv, "dis") == 0)
-            s->dis = keep;
-        else if (strcmp(kv, "amd") == 0)
-            s->amd = atoi(v);
-        else if (strcmp(kv, "ngpus") == 0)
-            s->ngpus = atoi(v);
-        else if (strcmp(kv, "path") == 0)
-            s->path = atoi(v);
-        else if (strcmp(kv, "bytes") == 0)
-            s->bytes = strtoull(v, NULL, 0);
-        else if (strcmp(kv, "chunk") == 0)
-            s->chunk = strtoull(v, NULL, 0);
-        else if (strcmp(kv, "bw_in") == 0)
-            s->in.bandwidth_Bps = atof(v);
-        else if (strcmp(kv, "lat_in") == 0)
-            s->in.latency_s = atof(v);
-        else if (strcmp(kv, "bw_out") == 0)
-            s->out.bandwidth_Bps = atof(v);
-        else if (strcmp(kv, "lat_out") == 0)
-            s->out.latency_s = atof(v);
-        else {
-            cl_set_error("unknown key '%s' in '%s'", kv, arg);
-            return CL_ERR_INVALID;
-        }
-    }
-    return CL_OK;
-}
-
-/* --- modes --- */
-
-static cl_result run_paths(const char *file, const char *json_path, int nsets, char **sets)
-{
-    static server s;
-    CL_CHECK(load_server(file, &s));
-    int amd = strcmp(cpu_vendor(&s), "AuthenticAMD") == 0;
-    cl_json j;
-    CL_CHECK(cl_json_open(&j, json_path));
-    cl_json_object_start(&j, NULL);
-    cl_json_string(&j, "cpu_vendor", cpu_vendor(&s));
-    cl_json_array_start(&j, "gpus");
-    for (int g = 0; g < s.ngpus; g++)
-        cl_json_string(&j, NULL, s.gpu[g].busid);
-    cl_json_array_end(&j);
-    cl_json_array_start(&j, "nics");
-    for (int n = 0; n < s.nnics; n++)
-        cl_json_string(&j, NULL, s.nic_name[n]);
-    cl_json_array_end(&j);
-    int gn[MAX_DEV][MAX_DEV], gg[MAX_DEV][MAX_DEV];
-    for (int kind = 0; kind < 2; kind++) {
-        cl_json_array_start(&j, kind ? "gpu_gpu" : "gpu_nic");
-        for (int g = 0; g < s.ngpus; g++) {
-            cl_json_array_start(&j, NULL);
-            for (int x = 0; x < (kind ? s.ngpus : s.nnics); x++) {
-                int p = lab12_classify(&s.gpu[g], kind ? &s.gpu[x] : &s.nic[x]);
-                (kind ? gg : gn)[g][x] = p;
-                cl_json_string(&j, NULL, path_name(p));
-            }
-            cl_json_array_end(&j);
-        }
-        cl_json_array_end(&j);
-    }
-    cl_json_array_start(&j, "settings");
-    for (int i = 0; i < nsets; i++) {
-        setting st;
-        CL_CHECK(parse_setting(sets[i], &st, s.ngpus, amd));
-        cl_json_object_start(&j, NULL);
-        cl_json_string(&j, "setting", st.text);
-        cl_json_array_start(&j, "gdr");
-        for (int g = 0; g < s.ngpus; g++) {
-            cl_json_array_start(&j, NULL);
-            for (int n = 0; n < s.nnics; n++)
-                cl_json_int(&j, NULL, lab12_gdr_enabled((lab12_path)gn[g][n], st.gdr));
-            cl_json_array_end(&j);
-        }
-        cl_json_array_end(&j);
-        cl_json_array_start(&j, "p2p");
-        for (int g = 0; g < s.ngpus; g++) {
-            cl_json_array_start(&j, NULL);
-            for (int h = 0; h < s.ngpus; h++)
-                cl_json_int(&j, NULL, lab12_p2p_enabled((lab12_path)gg[g][h], st.dis, st.p2p,
-                                                        st.amd, st.ngpus));
-            cl_json_array_end(&j);
-        }
-        cl_json_array_end(&j);
-        cl_json_object_end(&j);
-    }
-    cl_json_array_end(&j);
-    cl_json_object_end(&j);
-    hwloc_topology_destroy(s.topo);
-    return cl_json_close(&j);
-}
-
-static cl_result run_levels(const char *json_path, int n, char **cases)
-{
-    cl_json j;
-    CL_CHECK(cl_json_open(&j, json_path));
-    cl_json_array_start(&j, NULL);
-    for (int i = 0; i < n; i++) {
-        setting st;
-        CL_CHECK(parse_setting(cases[i], &st, 8, 0));
-        cl_json_object_start(&j, NULL);
-        cl_json_string(&j, "case", st.text);
-        cl_json_int(&j, "gdr_level", lab12_parse_level(st.gdr));
-        cl_json_int(&j, "p2p_level", lab12_parse_level(st.p2p));
-        cl_json_int(&j, "gdr", lab12_gdr_enabled((lab12_path)st.path, st.gdr));
-        cl_json_int(&j, "p2p", lab12_p2p_enabled((lab12_path)st.path, st.dis, st.p2p, st.amd,
-                                                 st.ngpus));
-        cl_json_object_end(&j);
-    }
-    cl_json_array_end(&j);
-    return cl_json_close(&j);
-}
-
-static long locked_kib(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kib = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, "VmLck:", 6) == 0)
-            kib = atol(line + 6);
-    if (f)
-        fclose(f);
-    return kib;
-}
-
-static void fill(unsigned char *buf, size_t n, uint64_t tag)
-{
-    for (size_t i = 0; i < n; i++)
-        buf[i] = (unsigned char)cl_data_hash(tag ^ i);
-}
-
-static size_t count_wrong(const unsigned char *buf, size_t n, uint64_t tag)
-{
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
-        bad += buf[i] != (unsigned char)cl_data_hash(tag ^ i);
-    return bad;
-}
-
-static cl_result alloc_staging(size_t chunk, void *staging[2], long *locked_delta)
-{
-    long before = locked_kib();
-    for (int b = 0; b < 2; b++) {
-        staging[b] = NULL;
-        CL_CHECK(lab12_pin_alloc(chunk, &staging[b]));
-    }
-    *locked_delta = locked_kib() - before;
-    return CL_OK;
-}
-
-static cl_result run_pipe(const char *json_path)
-{
-    const size_t chunk = 64 << 10;
-    const size_t sizes[] = {0, 1, 4095, chunk - 1, chunk, chunk + 1, 3 * chunk + 17,
-                            (5 << 20) + 3};
-    const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
-    const lab12_link fast = {.bandwidth_Bps = 1e12, .latency_s = 0};
-    void *staging[2];
-    long locked = 0;
-    cl_json j;
-    CL_CHECK(cl_json_open(&j, json_path));
-    cl_json_object_start(&j, NULL);
+    CL_CHECK(setting_value(c, "gdr", s->gdr, &s->has_gdr));
+    CL_CHECK(setting_value(c, "p2p", s->p2p, &s->has_p2p));
+    CL_CHECK(setting_value(c, "dis", s->dis, &s->has_dis));
+    const char *v; /* optional: the server's own values otherwise */
+    s->amd = cl_case_str(c, "amd", &v) == CL_OK ? atoi(v) : amd;
+    s->ngpus = cl_case_str(c, "ngpus", &v) == CL_OK ? atoi(v) : ngpus;
     cl_clear_error();
-    cl_result prc = alloc_staging(chunk, staging, &locked);
-    cl_json_string(&j, "pin_status", cl_result_str(prc));
-    cl_json_string(&j, "pin_error", cl_last_error());
-    cl_json_int(&j, "staging_bytes", 2 * (long long)chunk);
-    cl_json_int(&j, "locked_bytes", locked * 1024LL);
-    cl_json_array_start(&j, "cases");
-    unsigned char *src = malloc(sizes[nsizes - 1] + 1), *dst = malloc(sizes[nsizes - 1] + 1);
-    if (!src || !dst)
-        return CL_ERR_NOMEM;
-    for (int i = 0; i < nsizes && prc == CL_OK; i++) {
-        uint64_t tag = cl_data_hash(0x12000 + (uint64_t)i);
-        fill(src, sizes[i], tag);
-        memset(dst, 0xA5, sizes[i] + 1);
-        cl_clear_error();
-        cl_result rc = lab12_staged_copy(dst, src, sizes[i], chunk, staging, &fast, &fast);
-        cl_json_object_start(&j, NULL);
-        cl_json_int(&j, "bytes", (long long)sizes[i]);
-        cl_json_string(&j, "status", cl_result_str(rc));
-        cl_json_int(&j, "wrong_bytes", (long long)count_wrong(dst, sizes[i], tag));
-        cl_json_bool(&j, "wrote_past_end", dst[sizes[i]] != 0xA5);
-        cl_json_object_end(&j);
-    }
-    cl_json_array_end(&j);
-    cl_json_object_end(&j);
-    if (prc == CL_OK)
-        for (int b = 0; b < 2; b++)
-            lab12_pin_free(staging[b], chunk);
-    free(src);
-    free(dst);
-    return cl_json_close(&j);
+    return CL_OK;
 }
 
-/* Each link alone, chunk by chunk, as the baseline of the pipeline. */
-static double link_alone(const lab12_link *l, void *dst, const void *src, size_t bytes,
-                         size_t chunk, void *stage)
+static cl_result levels_case(cl_case *c)
 {
-    double start = cl_wtime();
-    for (size_t off = 0; off < bytes; off += chunk) {
-        size_t n = bytes - off < chunk ? bytes - off : chunk;
-        if (dst)
-            lab12_link_copy(l, (char *)dst + off, stage, n);
-        else
-            lab12_link_copy(l, stage, (const char *)src + off, n);
-    }
-    return cl_wtime() - start;
+    levels_args a;
+    long long path;
+    CL_CHECK(read_setting(c, &a.s, 0, 8));
+    CL_CHECK(cl_case_int(c, "path", &path));
+    a.path = (int32_t)path;
+    cl_result rc = cl_case_call(c, "levels", &a, sizeof a);
+    cl_row *row = cl_case_row(c);
+    cl_col_int(row, "gdr_level", a.gdr_level);
+    cl_col_int(row, "p2p_level", a.p2p_level);
+    cl_col_int(row, "gdr", a.gdr);
+    cl_col_int(row, "p2p", a.p2p);
+    return rc;
 }
 
-static cl_result run_pipeperf(const char *json_path, int repeats)
+static cl_result decide_case(cl_case *c)
 {
-    const size_t bytes = 32 << 20, chunk = 1 << 20;
-    const lab12_link in = {.bandwidth_Bps = 1.0e9, .latency_s = 20e-6};
-    const lab12_link out = {.bandwidth_Bps = 0.8e9, .latency_s = 20e-6};
-    void *staging[2];
-    long locked;
-    CL_CHECK(alloc_staging(chunk, staging, &locked));
-    unsigned char *src = malloc(bytes), *dst = malloc(bytes);
-    if (!src || !dst)
-        return CL_ERR_NOMEM;
-    cl_pretouch(dst, bytes);
-    double t_in[64], t_out[64], t_pipe[64];
-    size_t wrong = 0;
-    cl_result rc = CL_OK;
-    for (int r = 0; r < repeats && rc == CL_OK; r++) {
-        uint64_t tag = cl_data_hash(0x12100 + (uint64_t)r);
-        fill(src, bytes, tag);
-        t_in[r] = link_alone(&in, NULL, src, bytes, chunk, staging[0]);
-        t_out[r] = link_alone(&out, dst, NULL, bytes, chunk, staging[1]);
-        memset(dst, 0, bytes);
-        double start = cl_wtime();
-        rc = lab12_staged_copy(dst, src, bytes, chunk, staging, &in, &out);
-        t_pipe[r] = cl_wtime() - start;
-        wrong += count_wrong(dst, bytes, tag);
+    server s;
+    CL_CHECK(server_of(c, &s));
+    decide_args *a = calloc(1, sizeof *a);
+    cl_result rc = a ? read_setting(c, &a->s, s.amd, s.ngpus) : CL_ERR_NOMEM;
+    if (rc == CL_OK) {
+        a->ngpus = s.ngpus, a->nnics = s.nnics;
+        /* The true classes: this decides, it does not classify (that is paths' job). */
+        for (int g = 0; g < s.ngpus; g++) {
+            for (int n = 0; n < s.nnics; n++)
+                a->gpu_nic[g * MAXD + n] = (int8_t)ref_classify(&s.gpu[g], &s.nic[n]);
+            for (int h = 0; h < s.ngpus; h++)
+                a->gpu_gpu[g * MAXD + h] = (int8_t)ref_classify(&s.gpu[g], &s.gpu[h]);
+        }
+        rc = cl_case_call(c, "decide", a, sizeof *a);
+        cl_row *row = cl_case_row(c);
+        col_matrix(row, "gdr", a->gdr, s.ngpus, s.nnics);
+        col_matrix(row, "p2p", a->p2p, s.ngpus, s.ngpus);
     }
-    cl_json j;
-    CL_CHECK(cl_json_open(&j, json_path));
-    cl_json_object_start(&j, NULL);
-    cl_json_string(&j, "status", cl_result_str(rc));
-    cl_json_int(&j, "bytes", (long long)bytes);
-    cl_json_int(&j, "chunk", (long long)chunk);
-    cl_json_number(&j, "bw_in", in.bandwidth_Bps);
-    cl_json_number(&j, "bw_out", out.bandwidth_Bps);
-    cl_json_number(&j, "latency_s", in.latency_s);
-    cl_json_int(&j, "wrong_bytes", (long long)wrong);
-    cl_json_number_array(&j, "in_alone_s", t_in, (size_t)repeats);
-    cl_json_number_array(&j, "out_alone_s", t_out, (size_t)repeats);
-    cl_json_number_array(&j, "pipeline_s", t_pipe, (size_t)repeats);
-    cl_json_number(&j, "model_s", lab12_pipeline_time(bytes, chunk, in, out));
-    cl_json_object_end(&j);
-    for (int b = 0; b < 2; b++)
-        lab12_pin_free(staging[b], chunk);
-    free(src);
-    free(dst);
-    return cl_json_close(&j);
+    free(a);
+    server_free(&s);
+    return rc;
 }
 
-#ifdef CL_HAVE_CUDA
-static cl_result run_gpu(const char *json_path, int repeats)
+static cl_result read_link(cl_case *c, const char *bw, const char *lat, lab12_link *l)
 {
-    const size_t bytes = (size_t)256 << 20, chunk = (size_t)4 << 20;
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count < 1) {
-        cl_set_error("no usable GPU (%s)", cudaGetErrorName(err));
-        return CL_ERR_UNSUPPORTED;
+    CL_CHECK(cl_case_num(c, bw, &l->bandwidth_Bps));
+    return cl_case_num(c, lat, &l->latency_s);
+}
+
+static cl_result model_case(cl_case *c)
+{
+    model_args a = {0};
+    double bytes, chunk, nbuf;
+    CL_CHECK(cl_case_num(c, "bytes", &bytes));
+    CL_CHECK(cl_case_num(c, "chunk", &chunk));
+    CL_CHECK(cl_case_num(c, "nbuf", &nbuf));
+    CL_CHECK(read_link(c, "bw_in", "lat_in", &a.in));
+    CL_CHECK(read_link(c, "bw_out", "lat_out", &a.out));
+    a.bytes = (uint64_t)bytes, a.chunk = (uint64_t)chunk, a.nbuf = (int32_t)nbuf;
+    cl_result rc = cl_case_call(c, "model", &a, sizeof a);
+    cl_col_num(cl_case_row(c), "time_s", a.time_s, "%.9g");
+    return rc;
+}
+
+static uint64_t mix(uint64_t a, uint64_t b) { return cl_data_hash(a * 0x9E3779B97F4A7C15ULL ^ b); }
+
+static cl_result assign_case(cl_case *c)
+{
+    server s;
+    long long seed;
+    double nic_gbps, smp_gbps;
+    CL_CHECK(cl_case_int(c, "seed", &seed));
+    CL_CHECK(cl_case_num(c, "nic_gbps", &nic_gbps));
+    CL_CHECK(cl_case_num(c, "smp_gbps", &smp_gbps));
+    CL_CHECK(server_of(c, &s));
+    if (s.ngpus < 1 || s.nnics < 1) {
+        server_free(&s);
+        cl_set_error("the server has %d GPUs and %d RDMA NICs", s.ngpus, s.nnics);
+        return CL_ERR_INVALID;
     }
-    unsigned char *src = malloc(bytes), *back = malloc(bytes);
-    void *dev = NULL, *pinned = NULL;
-    if (!src || !back || cudaMalloc(&dev, bytes) != cudaSuccess ||
-        cudaHostAlloc(&pinned, chunk, cudaHostAllocDefault) != cudaSuccess)
+    /* The student sees the devices in an order of the seed's choosing. */
+    int gperm[MAXD], nperm[MAXD];
+    int count[2] = {s.ngpus, s.nnics}, *perm[2] = {gperm, nperm};
+    uint64_t h = (uint64_t)seed;
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < count[k]; i++)
+            perm[k][i] = i;
+        for (int i = count[k] - 1; i > 0; i--) {
+            h = mix(h, (uint64_t)i);
+            int j = (int)(h % (uint64_t)(i + 1)), t = perm[k][i];
+            perm[k][i] = perm[k][j], perm[k][j] = t;
+        }
+    }
+    assign_args *a = calloc(1, sizeof *a);
+    if (!a) {
+        server_free(&s);
         return CL_ERR_NOMEM;
-    cl_pretouch(src, bytes);
-    double t_copy[64], t_h2d[64], t_pipe[64];
-    size_t wrong = 0;
-    cl_result rc = CL_OK;
-    for (int r = 0; r < repeats && rc == CL_OK; r++) {
-        uint64_t tag = cl_data_hash(0x12200 + (uint64_t)r);
-        fill(src, bytes, tag);
-        double start = cl_wtime(); /* link 1: pageable -> pinned, chunk by chunk */
-        for (size_t off = 0; off < bytes; off += chunk)
-            memcpy(pinned, src + off, chunk);
-        t_copy[r] = cl_wtime() - start;
-        start = cl_wtime(); /* link 2: pinned -> device, chunk by chunk */
-        for (size_t off = 0; off < bytes; off += chunk)
-            cudaMemcpyAsync((char *)dev + off, pinned, chunk, cudaMemcpyHostToDevice, 0);
-        cudaDeviceSynchronize();
-        t_h2d[r] = cl_wtime() - start;
-        cudaMemset(dev, 0, bytes);
-        cudaDeviceSynchronize();
-        start = cl_wtime();
-        rc = lab12_staged_h2d(dev, src, bytes, chunk);
-        cudaDeviceSynchronize();
-        t_pipe[r] = cl_wtime() - start;
-        cudaMemcpy(back, dev, bytes, cudaMemcpyDeviceToHost);
-        wrong += count_wrong(back, bytes, tag);
     }
-    cl_json j;
-    CL_CHECK(cl_json_open(&j, json_path));
-    cl_json_object_start(&j, NULL);
-    cl_json_string(&j, "status", cl_result_str(rc));
-    cl_json_int(&j, "bytes", (long long)bytes);
-    cl_json_int(&j, "wrong_bytes", (long long)wrong);
-    cl_json_number_array(&j, "copy_alone_s", t_copy, (size_t)repeats);
-    cl_json_number_array(&j, "h2d_alone_s", t_h2d, (size_t)repeats);
-    cl_json_number_array(&j, "pipeline_s", t_pipe, (size_t)repeats);
-    cl_json_object_end(&j);
-    cudaFree(dev);
-    cudaFreeHost(pinned);
-    free(src);
-    free(back);
-    return cl_json_close(&j);
+    a->ngpus = s.ngpus, a->nnics = s.nnics;
+    for (int g = 0; g < s.ngpus; g++)
+        a->gpu[g] = s.gpu[gperm[g]];
+    for (int n = 0; n < s.nnics; n++)
+        a->nic[n] = s.nic[nperm[n]];
+    for (int g = 0; g < s.ngpus; g++)
+        a->nic_of_gpu[g] = -1;
+    cl_result rc = cl_case_call(c, "assign", a, sizeof *a);
+    int mine[MAXD], ref[MAXD];
+    long long shown[MAXD];
+    for (int g = 0; g < s.ngpus; g++) { /* back in bus-id order */
+        int n = a->nic_of_gpu[g];
+        mine[gperm[g]] = n >= 0 && n < s.nnics ? nperm[n] : -1;
+    }
+    double got = 0, best = 0;
+    int valid = 1;
+    for (int g = 0; g < s.ngpus; g++)
+        valid &= mine[g] >= 0, shown[g] = mine[g];
+    ref_assign(&s, ref);
+    cl_result mr = aggregate(&s, ref, nic_gbps, smp_gbps, &best);
+    if (mr == CL_OK && valid && rc == CL_OK)
+        mr = aggregate(&s, mine, nic_gbps, smp_gbps, &got);
+    cl_row *row = cl_case_row(c);
+    cl_col_ints(row, "nic_of_gpu", shown, (size_t)s.ngpus);
+    cl_col_num(row, "gbps", got, "%.2f");
+    cl_col_num(row, "reference_gbps", best, "%.2f");
+    free(a);
+    server_free(&s);
+    if (rc == CL_OK && !valid) {
+        cl_set_error("a GPU was given no NIC, or a NIC that does not exist");
+        rc = CL_ERR_INVALID;
+    }
+    return rc != CL_OK ? rc : mr;
 }
-#else
-static cl_result run_gpu(const char *json_path, int repeats)
+
+/* The student's plan and copy of job, timed by the harness. */
+static cl_result student_copy(cl_comm *c, const lab12_job *job, outcome *o)
 {
-    (void)json_path, (void)repeats;
-    cl_set_error("built without CUDA");
-    return CL_ERR_UNSUPPORTED;
+    copy_args a = {.job = *job};
+    cl_call_result res;
+    memset(o, 0, sizeof *o);
+    links_open(c, job);
+    CL_CHECK(cl_student_run(c, "copy", &a, sizeof a, CL_ALLOW_LAB, &res));
+    o->seconds = res.seconds, o->chunk = a.chunk, o->nbuf = a.nbuf, o->status = res.status;
+    snprintf(o->error, sizeof o->error, "%s", res.error);
+    return links_close(o);
 }
+
+static cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t bytes)
+{
+    (void)run;
+    if (bytes != sizeof(lab12_op)) {
+        cl_set_error("lab12: a link operation of %zu bytes", bytes);
+        return CL_ERR_INVALID;
+    }
+    return links_op(c, code, args);
+}
+
+/* =========================================================================================
+ * Ranks modes: pipe (correctness) and pipeperf (performance)
+ * ========================================================================================= */
+
+static cl_result parse_link(const char *text, lab12_link *l)
+{
+    double gbps, us;
+    if (sscanf(text, "%lf:%lf", &gbps, &us) != 2 || !(gbps > 0) || !(us >= 0)) {
+        cl_set_error("a link is GBPS:LATENCY_US (e.g. 2:20), not '%s'", text);
+        return CL_ERR_INVALID;
+    }
+    *l = (lab12_link){.bandwidth_Bps = gbps * 1e9, .latency_s = us * 1e-6};
+    return CL_OK;
+}
+
+static cl_result one_rank(cl_comm *c, lab12_job *job, cl_run *run)
+{
+    if (cl_comm_size(c) != 1) {
+        cl_set_error("the staged copy runs on one rank (--nranks 1, or mpirun -np 1)");
+        return CL_ERR_INVALID;
+    }
+    size_t staging;
+    CL_CHECK(cl_parse_size(cl_opt(run, "staging"), &staging));
+    job->staging_bytes = staging;
+    if (links_real(c)) {
+        CL_CHECK(gpu_setup(job));
+    } else {
+        CL_CHECK(parse_link(cl_opt(run, "in"), &job->in));
+        CL_CHECK(parse_link(cl_opt(run, "out"), &job->out));
+    }
+    return CL_OK;
+}
+
+static void col_outcome(cl_row *row, const lab12_job *job, const outcome *o)
+{
+    cl_col_int(row, "bytes", (long long)job->bytes);
+    cl_col_int(row, "chunk", (long long)o->chunk);
+    cl_col_int(row, "nbuf", o->nbuf);
+    cl_col_str(row, "status", cl_result_str(o->status));
+    cl_col_str(row, "error", o->error);
+    cl_col_int(row, "wrong_bytes", (long long)o->wrong);
+    cl_col_int(row, "bytes_in", (long long)o->bytes_in);
+    cl_col_int(row, "bytes_out", (long long)o->bytes_out);
+    cl_col_int(row, "hazards", o->hazards);
+}
+
+static cl_result pipe_mode(cl_run *run, cl_comm *c)
+{
+    static const size_t sizes[] = {1, 4095, 65537, ((size_t)5 << 20) + 3, ((size_t)33 << 20) + 17};
+    lab12_job job = {.bytes = sizes[4]};
+    CL_CHECK(one_rank(c, &job, run));
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        job.bytes = sizes[i];
+        if (links_real(c))
+            CL_CHECK(gpu_fresh(cl_data_hash(0x1200 + i), job.bytes));
+        outcome o;
+        CL_CHECK(student_copy(c, &job, &o));
+        cl_row *row = cl_row_begin(run, c);
+        col_outcome(row, &job, &o);
+        cl_col_num(row, "seconds", o.seconds, "%.6f");
+        cl_row_end(row);
+    }
+    gpu_teardown();
+    return CL_OK;
+}
+
+static cl_result pipeperf_mode(cl_run *run, cl_comm *c)
+{
+    const cl_opts *opts = cl_run_opts(run);
+    lab12_job job = {.bytes = opts->bytes};
+    CL_CHECK(one_rank(c, &job, run));
+    long rounds = strtol(cl_opt(run, "rounds"), NULL, 10);
+    if (rounds < 1 || rounds > 64) {
+        cl_set_error("--rounds wants 1..64");
+        return CL_ERR_INVALID;
+    }
+    if (links_real(c)) {
+        CL_CHECK(gpu_fresh(cl_data_hash(0x1210), job.bytes));
+        CL_CHECK(gpu_figures(c, &job));
+    }
+    double mine[64], base[64], overlap = 0;
+    size_t wrong = 0, chunk = 0, in = 0, out = 0;
+    int nbuf = 0, hazards = 0;
+    outcome o, b;
+    for (long r = -1; r < rounds; r++) { /* round -1 warms both up */
+        if (links_real(c))
+            CL_CHECK(gpu_fresh(cl_data_hash(0x1220 + (uint64_t)(r + 1)), job.bytes));
+        CL_CHECK(links_baseline(c, &job, &b));
+        if (b.status != CL_OK || b.wrong) {
+            cl_set_error("the harness's own copy failed (%zu wrong bytes)", b.wrong);
+            return CL_ERR_BACKEND;
+        }
+        if (links_real(c))
+            CL_CHECK(gpu_fresh(cl_data_hash(0x1240 + (uint64_t)(r + 1)), job.bytes));
+        CL_CHECK(student_copy(c, &job, &o));
+        if (o.status != CL_OK) {
+            cl_set_error("%s", o.error);
+            return o.status;
+        }
+        if (r < 0)
+            continue;
+        mine[r] = o.seconds, base[r] = b.seconds;
+        wrong += o.wrong, hazards += o.hazards, chunk = o.chunk, nbuf = o.nbuf;
+        in += o.bytes_in, out += o.bytes_out, overlap += o.overlap_s;
+    }
+    double slow = fmin(job.in.bandwidth_Bps, job.out.bandwidth_Bps);
+    cl_report_num(run, "bw_in", job.in.bandwidth_Bps);
+    cl_report_num(run, "lat_in", job.in.latency_s);
+    cl_report_num(run, "bw_out", job.out.bandwidth_Bps);
+    cl_report_num(run, "lat_out", job.out.latency_s);
+    cl_report_int(run, "staging", (long long)job.staging_bytes);
+    cl_row *row = cl_row_begin(run, c);
+    cl_col_int(row, "bytes", (long long)job.bytes);
+    cl_col_int(row, "chunk", (long long)chunk);
+    cl_col_int(row, "nbuf", nbuf);
+    cl_col_nums(row, "student_s", mine, (size_t)rounds, "%.6f");
+    cl_col_nums(row, "baseline_s", base, (size_t)rounds, "%.6f");
+    cl_col_num(row, "bound_s", (double)job.bytes / slow, "%.6f");
+    cl_col_num(row, "model_s", ref_pipeline(job.bytes, chunk, nbuf, job.in, job.out), "%.6f");
+    cl_col_num(row, "overlap_s", overlap / (double)rounds, "%.6f");
+    cl_col_int(row, "wrong_bytes", (long long)wrong);
+    cl_col_int(row, "hazards", hazards);
+    cl_col_int(row, "bytes_in", (long long)(in / (size_t)rounds));
+    cl_col_int(row, "bytes_out", (long long)(out / (size_t)rounds));
+    cl_row_end(row);
+    gpu_teardown();
+    return CL_OK;
+}
+
+const cl_lab cl_lab_def = {
+    .name = "lab12",
+    .title = "PCIe 与 GPUDirect: paths, NCCL's decisions, NICs and staged copies",
+    .modes =
+        (const cl_mode[]){
+            {.name = "paths",
+             .help = "your path classes of a server (file=X.xml)",
+             .cases = paths_case},
+            {.name = "levels",
+             .help = "your GDR/P2P decision for path=N gdr=V p2p=V dis=V",
+             .cases = levels_case},
+            {.name = "decide",
+             .help = "your decisions for every pair of file=X.xml",
+             .cases = decide_case},
+            {.name = "assign",
+             .help = "your NIC per GPU of file=X.xml, and its bandwidth",
+             .cases = assign_case},
+            {.name = "model", .help = "your modelled time of a staged copy", .cases = model_case},
+            {.name = "pipe",
+             .help = "your staged copies of awkward sizes, every byte checked",
+             .ranks = pipe_mode},
+            {.name = "pipeperf",
+             .help = "your staged copy vs one staging buffer, paired rounds",
+             .ranks = pipeperf_mode},
+            {0}},
+    .options =
+        (const cl_option[]){
+            {.name = "staging", .help = "pinned staging memory", .fallback = "8M"},
+            {.name = "in", .help = "link in, GB/s:latency us (cpu, sim)", .fallback = "2:20"},
+            {.name = "out", .help = "link out, GB/s:latency us (cpu, sim)", .fallback = "1.6:20"},
+            {.name = "rounds", .help = "pipeperf: paired samples", .fallback = "5"},
+            {0}},
+    .lab_op = lab_op,
+};
+
 #endif
-
-static cl_result run_model(const char *json_path, int n, char **cases)
-{
-    cl_json j;
-    CL_CHECK(cl_json_open(&j, json_path));
-    cl_json_array_start(&j, NULL);
-    for (int i = 0; i < n; i++) {
-        setting st;
-        CL_CHECK(parse_setting(cases[i], &st, 0, 0));
-        cl_json_object_start(&j, NULL);
-        cl_json_string(&j, "case", st.text);
-        cl_json_number(&j, "time_s", lab12_pipeline_time(st.bytes, st.chunk, st.in, st.out));
-        cl_json_int(&j, "best_chunk", (long long)lab12_best_chunk(st.bytes, st.in, st.out));
-        cl_json_object_end(&j);
-    }
-    cl_json_array_end(&j);
-    return cl_json_close(&j);
-}
-
-static int usage(void)
-{
-    fprintf(stderr, "usage: lab12 paths|decide FILE.xml --json OUT [SET...]\n"
-                    "       lab12 levels|model --json OUT CASE...\n"
-                    "       lab12 pipe|pipeperf|gpu [--repeats R] --json OUT\n");
-    return 2;
-}
-
-int main(int argc, char **argv)
-{
-    const char *json_path = NULL, *file = NULL;
-    char *args[256];
-    int nargs = 0, repeats = 5;
-    if (argc < 2)
-        return usage();
-    const char *mode = argv[1];
-    int wants_file = strcmp(mode, "paths") == 0 || strcmp(mode, "decide") == 0;
-    for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
-            json_path = argv[++i];
-        else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
-            repeats = atoi(argv[++i]);
-        else if (wants_file && !file)
-            file = argv[i];
-        else if (nargs < 256)
-            args[nargs++] = argv[i];
-    }
-    if (repeats < 1 || repeats > 64 || (wants_file && !file))
-        return usage();
-    cl_result rc;
-    if (wants_file)
-        rc = run_paths(file, json_path, nargs, args);
-    else if (strcmp(mode, "levels") == 0)
-        rc = run_levels(json_path, nargs, args);
-    else if (strcmp(mode, "model") == 0)
-        rc = run_model(json_path, nargs, args);
-    else if (strcmp(mode, "pipe") == 0 && nargs == 0)
-        rc = run_pipe(json_path);
-    else if (strcmp(mode, "pipeperf") == 0 && nargs == 0)
-        rc = run_pipeperf(json_path, repeats);
-    else if (strcmp(mode, "gpu") == 0 && nargs == 0)
-        rc = run_gpu(json_path, repeats);
-    else
-        return usage();
-    if (rc != CL_OK)
-        fprintf(stderr, "lab12 %s: %s%s%s\n", mode, cl_result_str(rc),
-                cl_last_error()[0] ? ": " : "", cl_last_error());
-    return cl_exit_status(rc);
-}
