@@ -11,7 +11,7 @@ own routes (common/fabric.h, common/sim/sim_paths.h). Inputs are drawn fresh on 
 import os
 import random
 
-from gradelib import CheckFailed, Lab, expect, perf_samples
+from gradelib import CheckFailed, Lab, answers, expect, perf_samples
 from gradelib.netplot import cables_of, plot_fabric
 
 lab = Lab("lab14", title="IB 路由与胖树", program="lab14",
@@ -449,7 +449,7 @@ def sim_build(ctx):
 def sim_dmodk(ctx):
     rng = random.Random()
     L = rng.choice([4, 6, 8])
-    fabrics = [("fat tree k=4", fat_tree(4)), (f"fat tree k=8", fat_tree(8)),
+    fabrics = [("fat tree k=4", fat_tree(4)), ("fat tree k=8", fat_tree(8)),
                (f"leaf-spine {L}x16, 2:1", leaf_spine(L, 16, 4, 8)),
                ("DGX SuperPOD, 2 SU", rail(2, 32, 8, 8)[0])]
     cases = []
@@ -674,30 +674,12 @@ ANSWERS = [("ecmp_max_load_8x8", "思考 4: flows on the busiest of 8 uplinks, 8
             "uniformly (ECMP)", lambda: ecmp_expected_max(8, 8), 0.05)]
 
 
-@lab.check("cpu.answers", "思考: ECMP collisions (answers.txt)", points=5, backend="cpu")
+@lab.check("cpu.answers", "思考: ECMP collisions (answers.txt)", points=5, backend="cpu",
+           kind="question")
 def cpu_answers(ctx):
-    path = os.path.join(ROOT, "solutions" if ctx.solution else "labs", "lab14", "answers.txt")
-    if not os.path.isfile(path):
-        raise CheckFailed("no answers file", expected=os.path.relpath(path, ROOT),
-                          found="no such file")
-    given = {}
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            if "=" not in line:
-                raise CheckFailed(f"{os.path.relpath(path, ROOT)}:{number}: not key = value",
-                                  expected="key = value", found=line)
-            key, value = (x.strip() for x in line.split("=", 1))
-            given[key] = value
+    given = answers.read_answers(ctx)
     for key, what, value, tol in ANSWERS:
-        try:
-            got = float(given.get(key, ""))
-        except ValueError:
-            raise CheckFailed(f"{key}: {what}", expected="a number",
-                              found=repr(given.get(key)) if given.get(key) else "no answer") \
-                from None
+        got = answers.answer_number(given, key)
         want = value()
         if not abs(got - want) <= tol:
             raise CheckFailed(f"{key}: {what}", expected=f"{want:.4g} (within {tol})",
