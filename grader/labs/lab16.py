@@ -11,14 +11,14 @@ on the ECN marks of a real tc RED queue (the receiver is the harness: it reads e
 packet's ECN bits with IP_RECVTOS and sends CNPs); measured against fixed-rate senders.
 """
 
-import os
 import random
 import shutil
 import subprocess
 
-from gradelib import CheckFailed, Lab, expect, perf_samples
+from gradelib import CheckFailed, Lab, answers, expect, perf_samples
 
-lab = Lab("lab16", title="拥塞控制 (DCQCN)", program="lab16")
+lab = Lab("lab16", title="拥塞控制 (DCQCN)", program="lab16",
+          student_files=["labs/lab16/lab16.c", "labs/lab16/answers.txt"])
 
 
 # --- the reaction point, from the paper's rules (Zhu et al. 2015, section 3) -------------
@@ -188,17 +188,27 @@ def incast_check(name, port):
         ctx.metric("queue_p99_kb", [r.get("q_p99_kb") for r in yours])
         if name == "100g":
             plot_traces(ctx, cases, yours, paper)
+        if any(row.get("settings") != "valid" for row in yours):
+            row = next(r for r in yours if r.get("settings") != "valid")
+            raise CheckFailed(f"your settings for the {port['line']} Gb/s port",
+                              expected="valid settings", found=misses(row, port)[0])
         for case, row in zip(cases, yours):
-            if row.get("settings") == "valid":
-                off = replay_incast(row, port["line"])
-                if off:
-                    raise CheckFailed(f"{case['flows']} flows into a {port['line']} Gb/s port: "
-                                      "your reaction point did not follow the rules of section 1",
-                                      expected="every flow steps as in sim.rp", found=off)
-            bad = misses(row, port)
-            if bad:
+            off = replay_incast(row, port["line"])
+            if off:
                 raise CheckFailed(f"{case['flows']} flows into a {port['line']} Gb/s port: "
-                                  "targets missed", expected=TARGETS, found="; ".join(bad))
+                                  "your reaction point did not follow the rules of section 1",
+                                  expected="every flow steps as in sim.rp", found=off)
+        # The decision's consequence: a share of the points per scenario that meets every
+        # target (a reaction point that breaks the rules above earns nothing).
+        lines = []
+        for case, row in zip(cases, yours):
+            bad = misses(row, port)
+            ctx.perf_fractions.append(0.0 if bad else 1.0)
+            lines.append(f"{case['flows']} flows: " + ("; ".join(bad) if bad else "targets met"))
+            ctx.log(lines[-1])
+        met = sum(ctx.perf_fractions)
+        ctx.perf_messages.append(f"{met:g}/{len(cases)} scenarios meet the targets ({TARGETS})"
+                                 + "".join(f"\n  {x}" for x in lines))
     return check
 
 
@@ -225,7 +235,42 @@ def plot_traces(ctx, cases, yours, paper):
 for _name, _port in PORTS.items():
     lab.check(f"sim.incast.{_name}", f"Your settings at {_port['line']} Gb/s: full link, fair, "
               f"queue under {_port['qbound']} KB, no PFC (2 to 32 flows)", points=10,
-              backend="sim", timeout=90)(incast_check(_name, _port))
+              backend="sim", kind="decision", timeout=90)(incast_check(_name, _port))
+
+
+# --- the answers file -------------------------------------------------------------------
+
+def pfc_queue_kb(port, flows):
+    """Egress queue (KB) when the first XOFF goes out: equal flows at line rate share the
+    queue equally (drained in proportion), so every ingress passes XOFF together."""
+    return flows * port["xoff"]
+
+
+def ai_recovery_ms(port, rai_mbps, timer_us):
+    """Additive increase alone: Rt from half the line rate back to the line rate."""
+    return port["line"] / 2 * 1000 / rai_mbps * timer_us / 1000
+
+
+# key, what it is (the handout's question), the grader's value, tolerance
+ANSWERS = [
+    ("pfc_queue_kb_25g_2flows", "思考 2: egress queue when PFC first pauses, 2 flows at "
+     "25 Gb/s that never slow down", lambda: pfc_queue_kb(PORTS["25g"], 2), 1.0),
+    ("ai_recovery_ms_100g", "思考 5: additive increase only (40 Mb/s every 55 us), 50 -> "
+     "100 Gb/s", lambda: ai_recovery_ms(PORTS["100g"], 40, 55), 0.5),
+]
+
+
+@lab.check("sim.answers", "思考: PFC before ECN, and why the steps scale (answers.txt)",
+           points=10, backend="sim", kind="question")
+def sim_answers(ctx):
+    given = answers.read_answers(ctx)
+    results = []
+    for key, what, value, tol in ANSWERS:
+        want = value()
+        results.append(answers.check_answer(given, key, lambda v, w=want, t=tol:
+                                            abs(v - w) <= t + 1e-9,
+                                            f"{want:.4g} (within {tol:g}; {what})", number=True))
+    answers.score_answers(ctx, results)
 
 
 # --- the real thing: tc RED on a shaped veth bottleneck -----------------------------------
