@@ -68,6 +68,7 @@ lab-test:
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory check-skeletons
+	$(Q)$(MAKE) --no-print-directory handout-check
 	$(Q)$(MAKE) --no-print-directory unit-test
 	$(Q)$(MAKE) --no-print-directory same-algo-test
 	$(Q)$(MAKE) --no-print-directory gpu-test
