@@ -12,6 +12,8 @@
 #
 # options: --nodes N (2)  --rate RATE (1gbit; "none" = unshaped)  --rails K (1)
 #          --ranks-per-node P (1, mpirun)  --burst B (256kb)
+#          --red MIN:MAX:PROB  the switch's port to node 0 (rail 0) queues in RED with ECN marking
+#          (bytes, bytes, probability at MAX) under its tbf: a congestion point (lab16)
 #          --tag TAG (default $COMMLAB_NETNS_TAG, else clnet<pid>; COMMLAB_NETNS_OWNER names the
 #          process whose end makes the set stale for `cleanup`, default this script)
 #
@@ -29,7 +31,7 @@ set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 STATE=${COMMLAB_NETNS_DIR:-/tmp/commlab-netns}
-NODES=2 RATE=1gbit RAILS=1 PPN=1 TAG="" BURST=256kb ALL=0
+NODES=2 RATE=1gbit RAILS=1 PPN=1 TAG="" BURST=256kb ALL=0 RED=""
 
 die() { echo "netns.sh: $*" >&2; exit 2; }
 
@@ -43,6 +45,7 @@ parse() {   # sets the globals above; leaves the rest in ARGS
             --ranks-per-node) PPN=${2:?}; shift 2 ;;
             --tag) TAG=${2:?}; shift 2 ;;
             --burst) BURST=${2:?}; shift 2 ;;
+            --red) RED=${2:?}; shift 2 ;;
             --all) ALL=1; shift ;;
             --) shift; ARGS=("$@"); return ;;
             *) ARGS=("$@"); return ;;
@@ -57,7 +60,21 @@ check_args() {
     [[ $PPN =~ ^[0-9]+$ ]] && [ "$PPN" -ge 1 ] || die "--ranks-per-node must be >= 1"
     [[ $TAG =~ ^clnet[0-9A-Za-z]*$ ]] && [ ${#TAG} -le 40 ] \
         || die "--tag must look like clnet<letters/digits>"
+    [ -z "$RED" ] || [[ $RED =~ ^[0-9]+:[0-9]+:[0-9.]+$ ]] || die "--red must be MIN:MAX:PROB"
+    [ -z "$RED" ] || [ "$RATE" != none ] || die "--red needs a shaped --rate"
     [ "$(id -u)" = 0 ] || die "network namespaces need root"
+}
+
+# red_port PORT: tbf at RATE with a RED child that marks ECN (instead of the plain tbf).
+red_port() {
+    local port=$1 min max prob burst
+    IFS=: read -r min max prob <<< "$RED"
+    burst=$(( (2 * min + max) / 3072 + 1 ))
+    ip netns exec "${TAG}s" tc qdisc add dev "$port" root handle 1: tbf rate "$RATE" \
+        burst "$BURST" latency 50ms &&
+    ip netns exec "${TAG}s" tc qdisc add dev "$port" parent 1:1 handle 10: red \
+        limit $(( 4 * max )) min "$min" max "$max" avpkt 1024 burst "$burst" \
+        probability "$prob" bandwidth "$RATE" ecn
 }
 
 # down TAG: kill what runs in the set's namespaces, delete them, remove its files. Never fails.
@@ -95,8 +112,12 @@ up() {
             if [ "$RATE" != none ]; then
                 ip netns exec "$ns" tc qdisc add dev "eth$r" root tbf rate "$RATE" \
                     burst "$BURST" latency 50ms &&
-                ip netns exec "${TAG}s" tc qdisc add dev "$port" root tbf rate "$RATE" \
-                    burst "$BURST" latency 50ms || return 1
+                if [ -n "$RED" ] && [ "$i" = 0 ] && [ "$r" = 0 ]; then
+                    red_port "$port" || return 1
+                else
+                    ip netns exec "${TAG}s" tc qdisc add dev "$port" root tbf rate "$RATE" \
+                        burst "$BURST" latency 50ms || return 1
+                fi
             fi
         done
     done
