@@ -71,7 +71,6 @@ cl_result lab14_build_rail(int sus, int nodes_per_su, int rails, int spines, lab
 /* TODO 2: routes                                                                             */
 /* ========================================================================================= */
 
-
 cl_result lab14_route_dmodk(const lab14_fabric *f, lab14_routes *r)
 {
     // TODO(lab14) 2a: D-mod-K. Destination d climbs from its leaf by the up port
@@ -96,7 +95,6 @@ cl_result lab14_route_updown(const lab14_fabric *f, int root, lab14_routes *r)
 /* ========================================================================================= */
 /* TODO 3: deadlock freedom                                                                   */
 /* ========================================================================================= */
-
 
 cl_result lab14_deadlock_free(const lab14_fabric *f, const lab14_routes *r, int *acyclic,
                               int *cycle, int *len)
@@ -147,7 +145,6 @@ cl_result lab14_link_loads(const lab14_fabric *f, const lab14_routes *r, const l
 /* ========================================================================================= */
 /* TODO 5: the plan                                                                           */
 /* ========================================================================================= */
-
 
 cl_result lab14_plan(const lab14_fabric *f, const lab14_job *job, int *order, lab14_routes *r)
 {

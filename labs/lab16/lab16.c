@@ -9,7 +9,6 @@
 /* TODO 1: the reaction point                                                                 */
 /* ========================================================================================= */
 
-
 void lab16_rp_step(const lab16_params *p, double line_gbps, lab16_rp *rp, const lab16_event *ev,
                    double dt_us)
 {
