@@ -10,7 +10,8 @@
 #   netns.sh cleanup [--all]              remove sets whose owner process is gone (--all: every set)
 #   netns.sh list                         the sets that exist now
 #
-# options: --nodes N (2)  --rate RATE (1gbit; "none" = unshaped)  --rails K (1)
+# options: --nodes N (2)  --rate RATE (1gbit; "none" = unshaped; R0,R1,... one per rail, the
+#          last for the rails after it)  --rails K (1)
 #          --ranks-per-node P (1, mpirun)  --burst B (256kb)
 #          --tag TAG (default $COMMLAB_NETNS_TAG, else clnet<pid>; COMMLAB_NETNS_OWNER names the
 #          process whose end makes the set stale for `cleanup`, default this script)
@@ -72,8 +73,16 @@ down() {
     return 0
 }
 
+# rail_rate R: rail R's rate, the R-th of a comma list (the last one for the rails after it).
+rail_rate() {
+    local -a rates
+    IFS=, read -r -a rates <<< "$RATE"
+    local n=${#rates[@]}
+    echo "${rates[$(( $1 < n ? $1 : n - 1 ))]}"
+}
+
 up() {
-    local i r ns port
+    local i r ns port rate
     mkdir -p "$STATE/$TAG" || die "cannot create $STATE/$TAG"
     echo "$OWNER" > "$STATE/$TAG/owner"
     echo "$NODES $RAILS $RATE" > "$STATE/$TAG/shape"
@@ -92,10 +101,11 @@ up() {
             ip -n "${TAG}s" link set "$port" master "br$r" && ip -n "${TAG}s" link set "$port" up &&
                 ip -n "$ns" addr add "10.77.$r.$((i + 1))/24" dev "eth$r" &&
                 ip -n "$ns" link set "eth$r" up || return 1
-            if [ "$RATE" != none ]; then
-                ip netns exec "$ns" tc qdisc add dev "eth$r" root tbf rate "$RATE" \
+            rate=$(rail_rate "$r")
+            if [ "$rate" != none ]; then
+                ip netns exec "$ns" tc qdisc add dev "eth$r" root tbf rate "$rate" \
                     burst "$BURST" latency 50ms &&
-                ip netns exec "${TAG}s" tc qdisc add dev "$port" root tbf rate "$RATE" \
+                ip netns exec "${TAG}s" tc qdisc add dev "$port" root tbf rate "$rate" \
                     burst "$BURST" latency 50ms || return 1
             fi
         done
