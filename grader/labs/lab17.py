@@ -25,7 +25,7 @@ lab = Lab("lab17", title="多轨网络设计", program="lab17")
 
 TOPO = "datasets/topologies"
 FILES = ["hgx-a100.topo.txt", "hgx-h200.topo.txt", "hgx-a100-4nic.nccl.xml",
-         "ibm-vpc-h100-vsi.nccl.xml"]
+         "ibm-vpc-h100-vsi.nccl.xml", "aws-p5.48xlarge.nccl.xml"]
 SYSTEMS = ["dgx-a100", "dgx-h100"]
 CHANNELS = 4
 
@@ -51,7 +51,7 @@ LOCAL_ENVS = [{}, {"policy": "all"}, {"policy": "max:2"}]
 
 
 @lab.check("cpu.local", "Local NICs and the NIC of every GPU per channel, as NCCL picks them "
-           "(4 recorded servers, 2 simulated nodes, 3 NETDEVS policies)", points=10,
+           "(5 recorded servers, 2 simulated nodes, 3 NETDEVS policies)", points=10,
            backend="cpu", timeout=60)
 def cpu_local(ctx):
     cases = [dict(s, **e) for s in _servers() for e in LOCAL_ENVS]

@@ -14,13 +14,16 @@
 typedef struct known {
     const char *file, *why;
     float pcie, smp;
+    int nvswitch; /* the file lists no NVLinks; NCCL adds NVSwitch's from NVML at run time */
 } known;
 
 static const known KNOWN[] = {
-    {"hgx-a100.topo.txt", "A100 (PCIe Gen4), 2x AMD EPYC 7543", 24, 16},
-    {"hgx-h200.topo.txt", "H200 (PCIe Gen5), 2x Intel Sapphire Rapids", 48, 22},
-    {"hgx-a100-4nic.nccl.xml", "A100 (PCIe Gen4), Intel model 106 (SKL_QPI_BW)", 24, 10},
-    {"ibm-vpc-h100-vsi.nccl.xml", "H100 (PCIe Gen5), Intel model 143 (SRP_QPI_BW)", 48, 22},
+    {"hgx-a100.topo.txt", "A100 (PCIe Gen4), 2x AMD EPYC 7543", 24, 16, 0},
+    {"hgx-h200.topo.txt", "H200 (PCIe Gen5), 2x Intel Sapphire Rapids", 48, 22, 0},
+    {"hgx-a100-4nic.nccl.xml", "A100 (PCIe Gen4), Intel model 106 (SKL_QPI_BW)", 24, 10, 0},
+    {"ibm-vpc-h100-vsi.nccl.xml", "H100 (PCIe Gen5), Intel model 143 (SRP_QPI_BW)", 48, 22, 0},
+    /* every path to an EFA ends in its x8 Gen4 link: 12 GB/s; one CPU, no SYS path */
+    {"aws-p5.48xlarge.nccl.xml", "H100 SXM, 32 EFA on x8 Gen4 links", 12, 12, 1},
 };
 
 static int path_type(cl_link_kind k)
@@ -46,7 +49,8 @@ cl_result server_load(const char *file, lab17_server *s)
             k = &KNOWN[i];
     if (!k) {
         cl_set_error("%s: not one of the lab's servers (datasets/topologies: hgx-a100.topo.txt, "
-                     "hgx-h200.topo.txt, hgx-a100-4nic.nccl.xml, ibm-vpc-h100-vsi.nccl.xml)",
+                     "hgx-h200.topo.txt, hgx-a100-4nic.nccl.xml, ibm-vpc-h100-vsi.nccl.xml, "
+                     "aws-p5.48xlarge.nccl.xml)",
                      file);
         return CL_ERR_INVALID;
     }
@@ -64,7 +68,9 @@ cl_result server_load(const char *file, lab17_server *s)
     for (int g = 0; g < G; g++) {
         s->dev[g] = g; /* CUDA_DEVICE_ORDER=PCI_BUS_ID: the file's order */
         for (int h = 0; h < G; h++)
-            s->gpu_gpu[g][h] = (int8_t)path_type(t.link[gpu[g]][gpu[h]].kind);
+            s->gpu_gpu[g][h] =
+                (int8_t)(k->nvswitch && g != h ? LAB17_NVL
+                                               : path_type(t.link[gpu[g]][gpu[h]].kind));
         for (int n = 0; n < N; n++) {
             int ty = path_type(t.link[gpu[g]][nic[n]].kind);
             if (ty < 0) {
@@ -250,6 +256,11 @@ cl_result server_case(cl_case *c)
     col_matrix32(row, "gpu_nic_by_channel", &a->nic[0][0], s->ngpus, LAB17_CHANNELS,
                  LAB17_CHANNELS);
     col_matrix32(row, "nic_gpu", a->gpu_of, 1, s->nnics, LAB17_MAX_NICS);
+    char text[200] = ""; /* for people: the NIC of each GPU on channel 0 */
+    for (int g = 0; g < s->ngpus; g++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s%d", g ? " " : "",
+                 a->nic[g][0]);
+    cl_col_str(row, "nic_of_gpu_ch0", text);
     free(a);
     return rc;
 }
@@ -277,6 +288,11 @@ cl_result route_case(cl_case *c)
     int G = a->s.ngpus;
     col_matrix32(row, "route_nic", &a->nic[0][0], G, G, LAB17_MAX_GPUS);
     col_matrix32(row, "route_proxy", &a->proxy[0][0], G, G, LAB17_MAX_GPUS);
+    char text[400] = ""; /* for people: GPU0's NIC/relay to each peer device */
+    for (int d = 0; d < G; d++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s%d/%d", d ? " " : "",
+                 a->nic[0][d], a->proxy[0][d]);
+    cl_col_str(row, "gpu0_nic/relay", text);
     free(a);
     return rc;
 }

@@ -8,7 +8,6 @@
  */
 #include "lab17.h"
 
-
 int lab17_local_nics(const lab17_server *s, int g, int *nics)
 {
     // TODO(lab17) 1: the NICs of the highest bandwidth, then of the nearest type.
@@ -23,7 +22,6 @@ int lab17_local_gpus(const lab17_server *s, int n, int *gpus)
     return 0;
 }
 
-
 int lab17_gpu_nic(const lab17_server *s, const lab17_env *e, int g, int c)
 {
     // TODO(lab17) 2: the local NIC of GPU g on channel c.
@@ -37,7 +35,6 @@ int lab17_nic_gpu(const lab17_server *s, const lab17_env *e, int n)
     (void)s, (void)e, (void)n;
     return -1;
 }
-
 
 void lab17_p2p_route(const lab17_server *s, const lab17_env *e, int g, int peer_dev, int c,
                      int *nic, int *proxy)
@@ -54,7 +51,6 @@ int64_t lab17_p2p_chunk(const lab17_env *e, int nnodes, int all_nvlink)
     (void)e, (void)nnodes, (void)all_nvlink;
     return 0;
 }
-
 
 cl_result lab17_stripe(cl_comm *comm, const lab17_rails *r, size_t bytes, int sender)
 {

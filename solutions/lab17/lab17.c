@@ -7,8 +7,8 @@
  * grade with `./grade lab17`.
  */
 #include "lab17.h"
-
 /* BEGIN SOLUTION */
+
 static int local_of(const int8_t *type, const float *bw, int count, int stride, int *out)
 {
     int min_type = LAB17_DIS, n = 0;
@@ -50,8 +50,8 @@ int lab17_local_gpus(const lab17_server *s, int n, int *gpus)
     return 0;
     END SKELETON */
 }
-
 /* BEGIN SOLUTION */
+
 static int is_pow2(int v) { return (v & (v - 1)) == 0; }
 
 static int mirror_bits(int val, int pow2)
@@ -110,8 +110,8 @@ int lab17_nic_gpu(const lab17_server *s, const lab17_env *e, int n)
     return -1;
     END SKELETON */
 }
-
 /* BEGIN SOLUTION */
+
 static int value(int32_t v, int fallback) { return v == LAB17_UNSET ? fallback : v; }
 
 /* NCCL_PXN_C2C (default 1): how near the relay GPU must be to the NIC. */
@@ -196,8 +196,8 @@ int64_t lab17_p2p_chunk(const lab17_env *e, int nnodes, int all_nvlink)
     return 0;
     END SKELETON */
 }
-
 /* BEGIN SOLUTION */
+
 #define DEPTH 4 /* transfers kept in flight on each rail */
 
 /* The part of the message each rail carries: contiguous, in proportion to its rate. */
