@@ -15,7 +15,7 @@ and with every link equal (the control) the model must predict no such gain.
 import random
 import statistics
 
-from gradelib import CheckFailed, Lab, perf_samples
+from gradelib import CheckFailed, Lab, expect, perf_samples
 from gradelib.collectives import bench_row, check_row, score_busbw, verify_collective
 
 lab = Lab("lab18", title="分层集合通信", program="lab18")
@@ -191,3 +191,23 @@ def gpu_verify(ctx):
     res = {2: ctx.run_lab("verify", ["--ranks-per-node", "1"], ranks=2, backend="gpu",
                           timeout=120)}
     verify_collective(res, "allreduce")
+
+
+# --- cluster ----------------------------------------------------------------------------
+
+@lab.check("cluster.verify", "Verified on 2 real nodes, ranks placed round-robin (mpirun "
+           "--map-by node), nodes found by host name", points=10, backend="cluster",
+           needs={"nodes": 2, "ranks": 4}, timeout=300)
+def cluster_verify(ctx):
+    res = {4: ctx.run_lab("verify", ranks=4, backend="cpu", timeout=200,
+                          mpi_args=["--map-by", "node"])}
+    expect("nodes found", res[4].get("nodes"), 2)
+    verify_collective(res, "allreduce")
+    data = ctx.run_lab("compare", ["--bytes", "64M", "--repeats", "3"], ranks=4, backend="cpu",
+                       timeout=80, mpi_args=["--map-by", "node"], name="compare.json")
+    row = data["rows"][0]
+    if row["wrong_hier"] or row["pattern"] != "ok":
+        raise CheckFailed("your AllReduce between real nodes", expected="exact and two-level",
+                          found=f"{row['wrong_hier']} wrong elements, pattern {row['pattern']}")
+    ctx.metric("measured_speedup", round(statistics.median(
+        f / h for f, h in zip(row["flat_s"], row["hier_s"])), 3))
