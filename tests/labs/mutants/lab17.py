@@ -29,7 +29,16 @@ MUTANTS = [
     Mutant("an equal share on every rail, whatever its rate",
            "        size_t n = i == r->k - 1 ? bytes - at : (size_t)((double)bytes * r->rate[i] / total);",
            "        size_t n = i == r->k - 1 ? bytes - at : bytes / (size_t)r->k;", ["cpu.uneven"]),
-    Mutant("pieces of one size on every rail: posted in turn, every rail waits for the slowest",
-           "            size_t each = (len[i] + npieces - 1) / npieces;",
-           "            size_t each = piece;", ["cpu.uneven"]),
+    Mutant("pieces of one size on every rail, one in flight, posted and waited in turn: every "
+           "round waits for the slowest rail",
+           "            size_t each = (len[i] + npieces - 1) / npieces;\n"
+           "            size_t n = len[i] - done[i] < each ? len[i] - done[i] : each;\n"
+           "            if (n == 0)\n"
+           "                continue;\n"
+           "            lab17_xfer *slot = &x[i][head[i]];",
+           "            size_t each = piece;\n"
+           "            size_t n = len[i] - done[i] < each ? len[i] - done[i] : each;\n"
+           "            if (n == 0)\n"
+           "                continue;\n"
+           "            lab17_xfer *slot = &x[i][0];", ["cpu.uneven"]),
 ]
