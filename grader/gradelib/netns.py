@@ -31,10 +31,12 @@ def cleanup_stale(root):
 
 
 def netrun(ctx, args, nodes=2, ranks_per_node=1, rate="1gbit", rails=1, timeout=None,
-           env=None, check=True, mpi_args=(), program=None, red=None):
+           env=None, check=True, mpi_args=(), program=None, burst=None, red=None):
     """Runs `mpirun [mpi_args] <program> args...` across `nodes` namespace nodes with
     `ranks_per_node` ranks each, every node joined to a switch by `rails` veth links shaped to
-    `rate` (tbf; "none" leaves them unshaped), and returns its Result as ctx.mpirun does.
+    `rate` (tbf; "none" leaves them unshaped; "200mbit,100mbit" one rate per rail) with tbf's
+    `burst` (netns.sh's default when None; a small burst, e.g. "32kb", when a check measures
+    a rail's rate on a few megabytes), and returns its Result as ctx.mpirun does.
 
     The nodes are created for this call and removed afterwards, also on failure, timeout or
     Ctrl-C. Ranks reach each other over TCP (eth0..eth<rails-1>, 10.77.<rail>.<node+1>);
@@ -52,7 +54,12 @@ def netrun(ctx, args, nodes=2, ranks_per_node=1, rate="1gbit", rails=1, timeout=
     prog = program or ctx.program
     tag = f"clnet{os.getpid()}x{next(_SEQ)}"
     argv = [script, "mpirun", "--nodes", str(nodes), "--ranks-per-node", str(ranks_per_node),
-            "--rate", str(rate), "--rails", str(rails)] + (["--red", red] if red else []) + ["--"]
+            "--rate", str(rate), "--rails", str(rails)]
+    if red:
+        argv += ["--red", red]
+    if burst:
+        argv += ["--burst", str(burst)]
+    argv += ["--"]
     argv += [str(a) for a in mpi_args] + [prog] + [str(a) for a in args]
     shown = dict(MPI_ENV)
     shown.update(env or {})
