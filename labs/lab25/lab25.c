@@ -28,7 +28,6 @@ uint16_t lab25_to_bf16(float x)
     return 0;
 }
 
-
 void lab25_encode(lab25_method m, const float *x, size_t n, size_t k, void *msg)
 {
     // TODO(lab25) 3: encode x with method m in the format of lab25.h.

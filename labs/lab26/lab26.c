@@ -9,7 +9,6 @@
  */
 #include "lab26.h"
 
-
 cl_result lab26_1f1b(cl_comm *comm, const lab26_stage_args *a)
 {
     // TODO(lab26) 1: warm-up: forwards only (how many on stage s?).
