@@ -7,12 +7,11 @@ independent implementation of the handout's model, and scores the student's
 layout choices by the step time the model gives them against the best layout.
 """
 
-import math
 import os
 import random
 import statistics
 
-from gradelib import CheckFailed, Lab, expect, expect_close, perf_samples
+from gradelib import CheckFailed, Lab, answers, expect, expect_close, perf_samples
 from gradelib.perf import ramp
 
 lab = Lab("lab01", title="通信为何成为瓶颈: alpha-beta 模型", program="lab01")
@@ -331,7 +330,7 @@ def cpu_plan(ctx):
 
 
 @lab.check("cpu.layout", "Your layout choice vs the best layout (the model's step time)",
-           points=20, backend="cpu", kind="performance", parent="cpu.plan")
+           points=20, backend="cpu", kind="decision", parent="cpu.plan")
 def cpu_layout(ctx, planned):
     cases, rows, infeasible = planned
     expect("status when no layout fits in memory", infeasible["status"], "invalid argument")
@@ -404,41 +403,16 @@ ANSWERS = [
 ]
 
 
-def read_answers(path):
-    values = {}
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            if "=" not in line:
-                raise CheckFailed(f"{os.path.relpath(path, ROOT)}:{number}: not key = value",
-                                  expected="key = value", found=line)
-            key, value = (x.strip() for x in line.split("=", 1))
-            values[key] = value
-    return values
-
-
 @lab.check("cpu.answers", "Answers to the handout's questions (answers.txt)", points=10,
-           backend="cpu")
+           backend="cpu", kind="question")
 def cpu_answers(ctx):
-    folder = "solutions" if ctx.solution else "labs"
-    path = os.path.join(ROOT, folder, "lab01", "answers.txt")
-    if not os.path.isfile(path):
-        raise CheckFailed("no answers file", expected=os.path.relpath(path, ROOT),
-                          found="no such file")
-    given = read_answers(path)
+    given = answers.read_answers(ctx)
     for key, what, value, tol in ANSWERS:
-        text = given.get(key, "")
-        try:
-            got = float(text)
-        except ValueError:
-            raise CheckFailed(f"{key}: {what}", expected="a number",
-                              found=repr(text) if text else "no answer") from None
+        got = answers.answer_number(given, key)
         want = value()
-        if not math.isfinite(got) or abs(got - want) > tol + 1e-9:
+        if abs(got - want) > tol + 1e-9:
             raise CheckFailed(f"{key}: {what}", expected=f"{want:.4g} (within {tol})",
-                              found=text)
+                              found=given[key])
 
 
 # --- performance and the other backends -------------------------------------------------

@@ -522,7 +522,7 @@ def cpu_questions(ctx, analysed):
 
 
 @lab.check("cpu.nics", "Your NIC for each GPU: the share of a NIC the slowest GPU gets",
-           points=15, kind="performance", parent="cpu.analyse")
+           points=15, kind="decision", parent="cpu.analyse")
 def cpu_nics(ctx, analysed):
     done = set()
     for path, topo, _, head, rows in analysed:
