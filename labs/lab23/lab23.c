@@ -15,7 +15,6 @@
 
 #include "lab23.h"
 
-
 cl_result lab23_sp_forward(cl_comm *c, const lab23_dims *d, const lab23_params *w, const float *x,
                            float *y, lab23_saved *saved)
 {
@@ -43,7 +42,6 @@ double lab23_layer_bytes(const lab23_model *m, int sp, int granularity)
     (void)m, (void)sp, (void)granularity;
     return 0;
 }
-
 
 double lab23_memory_bytes(const lab23_model *m, const lab23_plan *p)
 {

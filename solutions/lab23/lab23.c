@@ -31,7 +31,6 @@ static void release(cl_comm *c, lab23_saved *s)
     memset(s, 0, sizeof *s);
 }
 /* END SOLUTION */
-
 cl_result lab23_sp_forward(cl_comm *c, const lab23_dims *d, const lab23_params *w, const float *x,
                            float *y, lab23_saved *saved)
 {
@@ -167,7 +166,6 @@ static double full_layer_bytes(const lab23_model *m, int sp)
     return 2 * m->seq * m->batch * m->hidden / (sp ? m->t : 1);
 }
 /* END SOLUTION */
-
 double lab23_memory_bytes(const lab23_model *m, const lab23_plan *p)
 {
     /* BEGIN SOLUTION */
