@@ -7,8 +7,8 @@ megatron/core/parallel_state.py:
     indices, the first kind of the order varying fastest; a group holds the ranks that differ
     only in the masked kinds, enumerated with the first masked kind fastest;
   - RankGenerator (line 413): the order is lower-cased, every kind of size 1 missing from it
-    is appended, a kind of size > 1 missing from it is an error, ep > 1 with cp > 1 is an
-    error; get_ranks(token) masks the kinds named in the token;
+    is appended (in the order tp, pp, dp, ep, cp), a kind of size > 1 missing from it is an
+    error, ep > 1 with cp > 1 is an error; get_ranks(token) masks the kinds named in the token;
   - initialize_model_parallel (line 514): a decoder generator (tp, ep=1, dp, pp, cp) and an
     expert generator (tp=etp, ep, dp=world/(etp ep pp), pp, cp=1) on the same order, the
     groups each builds, the embedding group (first and last rank of a pp group), and the
@@ -34,6 +34,7 @@ import random
 import sys
 
 NAMES = ["tp", "cp", "ep", "dp", "pp"]
+APPEND = ["tp", "pp", "dp", "ep", "cp"]  # RankGenerator's name_to_size: the missing ones, in turn
 
 
 class Invalid(Exception):
@@ -84,7 +85,7 @@ class Generator:
         names = order.lower().split("-")
         if any(n not in NAMES for n in names) or len(set(names)) != len(names):
             raise Invalid("an unknown or repeated name in the order")
-        for n in NAMES:
+        for n in APPEND:
             if n not in names:
                 if size[n] != 1:
                     raise Invalid(f"{n} has size {size[n]} but is not in the order")
@@ -159,7 +160,7 @@ def generator_cases(rng):
               ((1, 1, 1, 1, 1), "tp-cp-ep-dp-pp", "tp-cp-ep-dp-pp")]
     # refusals: ep with cp, a missing kind, unknown or repeated names, a zero size
     cases += [((2, 2, 2, 1, 1), "tp-cp-ep-dp-pp", "tp"), ((2, 1, 1, 2, 2), "tp-dp", "tp"),
-              ((2, 1, 1, 2, 1), "tp-xp-dp", "tp"), ((2, 1, 1, 2, 1), "tp-dp-tp", "dp"),
+              ((2, 1, 1, 2, 1), "tp-xp-dp", "tp"), ((2, 1, 1, 2, 1), "tp-dp-tp", "dp"), ((2, 1, 1, 2, 1), "tp--dp", "dp"),
               ((2, 1, 1, 2, 1), "tp-cp-ep-dp-pp", "tp-mp"), ((2, 1, 1, 2, 1), "tp-dp", ""),
               ((0, 1, 1, 2, 1), "tp-dp", "dp"), ((2, 1, 1, 2, 1), "tp-dp", "TP")]
     # the case of the order does not matter; a token may name a kind twice
@@ -198,12 +199,14 @@ def comms_configs(rng):
            (8, 2, 2, 1, 4, 2, "tp-cp-ep-dp-pp"), (8, 2, 1, 2, 2, 1, "tp-pp-ep-dp"),
            (8, 1, 1, 8, 1, 1, default), (8, 8, 1, 1, 8, 1, "ep-dp-tp-pp-cp"),
            (8, 3, 1, 1, 1, 3, default),                      # refused: 8 % 3
-           (8, 2, 1, 2, 4, 1, "tp-pp-ep-dp"),                # refused: expert dp != dp, pp not last
+           (8, 2, 1, 2, 4, 1, "tp-pp-ep-dp"),                # refused: the pp groups differ
+           (8, 1, 1, 2, 1, 2, "tp-cp-dp-pp-ep"),             # refused: expert dp != dp, pp not last
            (16, 2, 1, 4, 1, 2, default), (16, 2, 2, 2, 2, 2, "tp-dp-cp-ep-pp"),
            (64, 8, 1, 2, 8, 1, default), (64, 4, 2, 2, 4, 2, default),
            (64, 2, 2, 4, 2, 1, "tp-cp-ep-dp-pp"), (64, 8, 1, 4, 2, 4, "tp-ep-dp-pp"),
            (64, 2, 4, 2, 1, 2, "cp-tp-dp-pp"), (64, 1, 1, 8, 8, 1, "pp-tp-cp-ep-dp"),
-           (64, 4, 1, 4, 1, 4, "tp-pp-dp"), (64, 16, 1, 1, 1, 16, "dp-tp")]
+           (64, 4, 1, 4, 1, 4, "tp-pp-dp"), (64, 16, 1, 1, 1, 16, "dp-tp"),
+           (64, 1, 1, 2, 1, 2, "tp-dp-cp-pp-ep")]
     return out
 
 

@@ -14,6 +14,7 @@ const char *const lab21_kind_names[LAB21_KINDS] = {
     "tp", "cp", "dp", "dp-cp", "pp", "mp", "tp-cp", "tp-dp-cp", "embd", "ep", "etp", "edp"};
 
 static const char *const names[LAB21_DIMS] = {"tp", "cp", "ep", "dp", "pp"};
+static const int append[LAB21_DIMS] = {0, 4, 3, 2, 1}; /* RankGenerator's tp, pp, dp, ep, cp */
 
 /* The generator's kinds in order and their sizes: dim[i] indexes names[]. */
 typedef struct gen {
@@ -46,7 +47,10 @@ static cl_result gen_init(gen *g, const int size[LAB21_DIMS], const char *order)
         cl_set_error("ep and cp are both above 1");
         return CL_ERR_INVALID;
     }
-    for (char *save = NULL, *t = strtok_r(buf, "-", &save); t; t = strtok_r(NULL, "-", &save)) {
+    for (char *t = buf, *end;; t = end + 1) { /* "tp--dp" holds an empty, unknown name */
+        end = strchr(t, '-');
+        if (end)
+            *end = '\0';
         int d = 0;
         while (d < LAB21_DIMS && strcmp(t, names[d]) != 0)
             d++;
@@ -56,8 +60,11 @@ static cl_result gen_init(gen *g, const int size[LAB21_DIMS], const char *order)
         }
         seen[d] = 1;
         g->dim[n++] = d;
+        if (!end)
+            break;
     }
-    for (int d = 0; d < LAB21_DIMS; d++)
+    for (int a = 0; a < LAB21_DIMS; a++) {
+        int d = append[a];
         if (!seen[d]) {
             if (size[d] != 1) {
                 cl_set_error("order '%s' leaves out %s of size %d", order, names[d], size[d]);
@@ -65,6 +72,7 @@ static cl_result gen_init(gen *g, const int size[LAB21_DIMS], const char *order)
             }
             g->dim[n++] = d;
         }
+    }
     for (int i = 0; i < LAB21_DIMS; i++)
         g->size[i] = size[g->dim[i]];
     return CL_OK;

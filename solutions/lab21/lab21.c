@@ -51,7 +51,10 @@ cl_result lab21_generator_init(lab21_generator *g, const lab21_sizes *s, const c
     for (size_t i = 0; i <= strlen(order); i++)
         buf[i] = (char)tolower((unsigned char)order[i]);
     g->ndims = 0;
-    for (char *save = NULL, *t = strtok_r(buf, "-", &save); t; t = strtok_r(NULL, "-", &save)) {
+    for (char *t = buf, *end;; t = end + 1) { /* "tp--dp" holds an empty name: unknown */
+        end = strchr(t, '-');
+        if (end)
+            *end = '\0';
         int d = name_index(t);
         if (d < 0 || seen[d]) {
             cl_set_error("order '%s': '%s' is not one of tp, cp, ep, dp, pp, or comes twice", order,
@@ -61,8 +64,12 @@ cl_result lab21_generator_init(lab21_generator *g, const lab21_sizes *s, const c
         seen[d] = 1;
         snprintf(g->name[g->ndims], sizeof g->name[0], "%s", names[d]);
         g->size[g->ndims++] = size[d];
+        if (!end)
+            break;
     }
-    for (int d = 0; d < LAB21_DIMS; d++) /* the kinds the order leaves out go last */
+    static const int append[LAB21_DIMS] = {0, 4, 3, 2, 1}; /* tp, pp, dp, ep, cp */
+    for (int a = 0; a < LAB21_DIMS; a++) { /* the kinds the order leaves out go last */
+        int d = append[a];
         if (!seen[d]) {
             if (size[d] != 1) {
                 cl_set_error("%s has size %d but is not in the order '%s'", names[d], size[d],
@@ -72,6 +79,7 @@ cl_result lab21_generator_init(lab21_generator *g, const lab21_sizes *s, const c
             snprintf(g->name[g->ndims], sizeof g->name[0], "%s", names[d]);
             g->size[g->ndims++] = 1;
         }
+    }
     g->world = (int)world;
     return CL_OK;
     /* END SOLUTION */
