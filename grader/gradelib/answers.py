@@ -1,9 +1,15 @@
-"""A lab's answers file: `key = value` lines for the handout's questions that have a checkable
-answer (labs/<lab>/answers.txt; the reference's in solutions/<lab>/answers.txt)."""
+"""A lab's answers file: `key = value` lines for the handout's 思考 questions that have a
+checkable answer (labs/<lab>/answers.txt; with --solution the reference's,
+solutions/<lab>/answers.txt). The student fills it with numbers or choices from their own
+runs; a check of kind "question" compares them with what the grader finds itself: all or
+nothing by default, or a share per right answer with score_answers()."""
 
+import math
 import os
 
 from .verdicts import CheckFailed
+
+MAX_BYTES = 1 << 16
 
 
 def answers_path(ctx, name="answers.txt"):
@@ -21,7 +27,7 @@ def read_answers(ctx, name="answers.txt"):
         raise CheckFailed(f"{rel} is missing", expected="your answers file", found="no file")
     out = {}
     with open(path, encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, 1):
+        for number, line in enumerate(f.read(MAX_BYTES).splitlines(), 1):
             text = line.split("#", 1)[0].strip()
             if not text:
                 continue
@@ -46,16 +52,19 @@ def answer_number(answers, key, rel="answers.txt"):
     """The answer to key as a number; CheckFailed when it is not one."""
     value = answer(answers, key, rel)
     try:
-        return float(value.replace("_", ""))
+        v = float(value.replace("_", ""))
     except ValueError:
         raise CheckFailed(f"{key} in {rel} is not a number", expected="a number such as 135000",
                           found=value) from None
+    if not math.isfinite(v):
+        raise CheckFailed(f"{key} in {rel} is not a finite number", expected="a number",
+                          found=value)
+    return v
 
 
 def score_answers(ctx, results):
-    """Scores a lab's answers as a performance check does (a fraction of the points, so that
-    unanswered questions never block the lab's other performance checks): results is a list
-    of (key, ok, expected, found); each right answer is an equal share."""
+    """Scores a question check's answers as a share of its points: results is a list of
+    (key, ok, expected, found); each right answer is an equal share."""
     if not results:
         raise CheckFailed("no questions to grade", expected="answers", found="none")
     right = sum(1 for _, ok, _, _ in results if ok)

@@ -210,7 +210,7 @@ def cpu_table(ctx):
 
 
 @lab.check("cpu.tune", "Tables within 5% of the best measured setting per size", points=30,
-           kind="performance", parent="cpu.calibrate")
+           kind="decision", parent="cpu.calibrate")
 def cpu_tune(ctx, runs):
     machines, _, held = load()
     for m in MACHINES:
@@ -235,7 +235,7 @@ def cpu_tune(ctx, runs):
 
 
 @lab.check("cpu.answers", "Answers: the LL/Simple crossover, where it moves, ring steps",
-           points=10, kind="performance", parent="cpu.calibrate")
+           points=10, kind="question", parent="cpu.calibrate")
 def cpu_answers(ctx, runs):
     ans = read_answers(ctx)
     rows = {r["sweep"]: r for r in runs["l40s-2gpu"]["rows"]}

@@ -248,7 +248,7 @@ def cpu_options(ctx):
 
 
 @lab.check("cpu.h2d", "Your plan's host-to-device bandwidth (the handout's model)", points=10,
-           kind="performance", timeout=60)
+           kind="decision", timeout=60)
 def cpu_h2d(ctx):
     for path in DATASETS:
         stem = os.path.basename(path)[:-4]
@@ -309,7 +309,7 @@ def cpu_membw(ctx):
 
 
 @lab.check("cpu.answers", "Answers: what binding is worth on p4d and on POWER8", points=10,
-           kind="performance", timeout=20)
+           kind="question", timeout=20)
 def cpu_answers(ctx):
     ans, results = read_answers(ctx), []
     for key, stem in (("p4d_unbound_over_bound_percent", "aws-p4d.24xlarge"),

@@ -212,7 +212,7 @@ def sim_perf(ctx, data):
 
 
 @lab.check("sim.answers", "Answers: the step when kernels and AllReduce are as long", points=5,
-           backend="sim", kind="performance", timeout=90)
+           backend="sim", kind="question", timeout=90)
 def sim_answers(ctx):
     ans = read_answers(ctx)
     data = ctx.run_lab("step", ["--system", "dgx-h100", "--repeats", "1", "--ratio", "1"],
