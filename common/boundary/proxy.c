@@ -300,11 +300,13 @@ static cl_result lab_op(int r, cl_comm *c, const cl_wire *w)
     return rc;
 }
 
-static cl_result free_buffer(proxy_rank *p, const cl_wire *w)
+/* *freed: the buffer's size, which the trace records (a lab measures the rank's memory). */
+static cl_result free_buffer(proxy_rank *p, const cl_wire *w, size_t *freed)
 {
     const cl_buffer *b = own(p, w->addr, 0, w->op);
     if (!b)
         return CL_ERR_INVALID;
+    *freed = b->bytes;
     if (b->base != w->addr) {
         cl_set_error("cl_mem_free: %p is inside a buffer, not its start", (void *)(uintptr_t)w->addr);
         return CL_ERR_INVALID;
@@ -320,6 +322,7 @@ static cl_result perform(int r, const cl_wire *w)
     cl_comm *c = comm_of(p, w->comm);
     cl_wire a = {.kind = CL_W_RESUME, .rank = r};
     cl_result st;
+    size_t freed = 0;
     if (w->op == CL_WOP_ISEND || w->op == CL_WOP_IRECV)
         return post(p, c, w);
     if (w->op == CL_WOP_COMM_FREE) {
@@ -359,7 +362,7 @@ static cl_result perform(int r, const cl_wire *w)
             a.addr = (uintptr_t)buf;
             break;
         }
-        case CL_WOP_FREE: st = free_buffer(p, w); break;
+        case CL_WOP_FREE: st = free_buffer(p, w, &freed); break;
         case CL_WOP_UPLOAD:
         case CL_WOP_DOWNLOAD: st = host_copy(p, r, w); break;
         case CL_WOP_REDUCE:
@@ -379,7 +382,8 @@ static cl_result perform(int r, const cl_wire *w)
           w->op == CL_WOP_REDUCE || w->op == CL_WOP_COPY || w->op == CL_WOP_ALLOC ||
                   w->op == CL_WOP_UPLOAD || w->op == CL_WOP_DOWNLOAD || w->op == CL_WOP_LAB
               ? w->bytes
-              : 0);
+          : w->op == CL_WOP_FREE && st == CL_OK ? freed
+                                                : 0);
     if ((w->op == CL_WOP_BARRIER || w->op == CL_WOP_AGREE || w->op == CL_WOP_SPLIT ||
          w->op == CL_WOP_LAB) && p->ntrace)
         p->trace[p->ntrace - 1].peer = p->trace[p->ntrace - 1].peer_world = -1;
