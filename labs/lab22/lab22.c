@@ -28,7 +28,9 @@ cl_result lab22_all_gather(cl_comm *c, const float *shard, size_t n, float *buf)
 
 cl_result lab22_train(cl_comm *c, const lab22_job *j)
 {
-    // TODO(lab22) 3: plain data parallelism (stage 0), then ZeRO-1, ZeRO-2 and ZeRO-3.
+    // TODO(lab22) 3: job->steps steps of job->stage, as section 2's table says: the
+    // stage's buffers from cl_mem_alloc (freed before you return), the mean of the ranks'
+    // gradients by your collectives, and your shard of the final model in job->out.
     (void)c, (void)j;
     return CL_ERR_NOT_IMPLEMENTED;
 }
@@ -36,7 +38,8 @@ cl_result lab22_train(cl_comm *c, const lab22_job *j)
 
 double lab22_choose_bucket(const lab22_cluster *k)
 {
-    // TODO(lab22) 4: the bucket with the shortest step that fits in the free memory.
+    // TODO(lab22) 4: the bucket (elements) whose step, in section 4's model, is the
+    // shortest among those whose two buffers fit in k->free_bytes.
     (void)k;
     return 0;
 }

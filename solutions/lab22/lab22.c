@@ -198,7 +198,9 @@ done:
     return rc;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab22) 3: plain data parallelism (stage 0), then ZeRO-1, ZeRO-2 and ZeRO-3.
+    // TODO(lab22) 3: job->steps steps of job->stage, as section 2's table says: the
+    // stage's buffers from cl_mem_alloc (freed before you return), the mean of the ranks'
+    // gradients by your collectives, and your shard of the final model in job->out.
     (void)c, (void)j;
     return CL_ERR_NOT_IMPLEMENTED;
     END SKELETON */
@@ -242,7 +244,8 @@ double lab22_choose_bucket(const lab22_cluster *k)
     return best_s;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab22) 4: the bucket with the shortest step that fits in the free memory.
+    // TODO(lab22) 4: the bucket (elements) whose step, in section 4's model, is the
+    // shortest among those whose two buffers fit in k->free_bytes.
     (void)k;
     return 0;
     END SKELETON */
