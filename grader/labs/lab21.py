@@ -258,8 +258,8 @@ DEFAULT_MODEL = dict(layers=40, hidden=5120, vocab=51200)   # the plan mode's de
 
 
 @lab.check("sim.answers", "Answers: where the DP groups lie, and what they reduce", points=5,
-           backend="sim", kind="performance")
-def sim_answers(ctx):
+           backend="sim", kind="question", parent="sim.comms")
+def sim_answers(ctx, _):
     ans = read_answers(ctx)
     grad_gb = 4 * params(DEFAULT_MODEL) / (2 * 4) / 1e9
     score_answers(ctx, [
