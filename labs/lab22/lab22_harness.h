@@ -11,7 +11,7 @@
 #include "p2p.h"
 
 /* The stated tolerance on the model after k steps: the student's float run against the
- * harness's double-precision run, per parameter |got - want| <= REL * |want| + ABS. */
+ * harness's double-precision run, per parameter |got - want| <= max(REL * |want|, ABS). */
 #define LAB22_REL 1e-4
 #define LAB22_ABS 1e-5
 
