@@ -300,12 +300,38 @@ static cl_result lab_op(int r, cl_comm *c, const cl_wire *w)
     return rc;
 }
 
-/* *freed: the buffer's size, which the trace records (a lab measures the rank's memory). */
+static cl_result remember_buffer(proxy_rank *p, uint64_t addr)
+{
+    if (p->nmine == p->capmine) {
+        int cap = p->capmine ? 2 * p->capmine : 16;
+        uint64_t *q = realloc(p->mine, (size_t)cap * sizeof *q);
+        if (!q)
+            return CL_ERR_NOMEM;
+        p->mine = q;
+        p->capmine = cap;
+    }
+    p->mine[p->nmine++] = addr;
+    return CL_OK;
+}
+
+/* *freed: the buffer's size, which the trace records (a lab measures the rank's memory).
+ * Only a buffer the student's code allocated: freeing the harness's own (its inputs, its
+ * outputs) would hide memory from that measure and pull data from under its checks. */
 static cl_result free_buffer(proxy_rank *p, const cl_wire *w, size_t *freed)
 {
     const cl_buffer *b = own(p, w->addr, 0, w->op);
     if (!b)
         return CL_ERR_INVALID;
+    int at = -1;
+    for (int i = 0; i < p->nmine && at < 0; i++)
+        if (p->mine[i] == w->addr)
+            at = i;
+    if (at < 0) {
+        cl_set_error("cl_mem_free: %p was not allocated by your code (the harness's buffers "
+                     "are not yours to free)", (void *)(uintptr_t)w->addr);
+        return CL_ERR_INVALID;
+    }
+    p->mine[at] = p->mine[--p->nmine];
     *freed = b->bytes;
     if (b->base != w->addr) {
         cl_set_error("cl_mem_free: %p is inside a buffer, not its start", (void *)(uintptr_t)w->addr);
@@ -359,7 +385,10 @@ static cl_result perform(int r, const cl_wire *w)
         case CL_WOP_ALLOC: {
             void *buf = NULL;
             st = cl_mem_alloc(p->world, w->bytes, &buf);
-            a.addr = (uintptr_t)buf;
+            if (st == CL_OK && (st = remember_buffer(p, (uintptr_t)buf)) != CL_OK)
+                cl_mem_free(p->world, buf);
+            else
+                a.addr = (uintptr_t)buf;
             break;
         }
         case CL_WOP_FREE: st = free_buffer(p, w, &freed); break;

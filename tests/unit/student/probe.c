@@ -112,7 +112,14 @@ static cl_result alloc_free(cl_comm *c, void *args)
     return cl_mem_free(c, p);
 }
 
+static cl_result free_foreign(cl_comm *c, void *args)
+{
+    probe_args *a = args; /* the harness's buffer */
+    return cl_mem_free(c, a->buf);
+}
+
 CL_STUDENT_ENTRIES({"echo", echo}, {"fail", fail}, {"crash", crash}, {"open", open_file},
                    {"spawn", spawn}, {"spin", spin}, {"deref", deref},
                    {"download", download}, {"pass", pass}, {"inflight", leave_in_flight},
-                   {"other", other_rank}, {"allocfree", alloc_free});
+                   {"other", other_rank}, {"allocfree", alloc_free},
+                   {"freeforeign", free_foreign});
