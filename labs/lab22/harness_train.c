@@ -35,17 +35,14 @@ void lab22_init(const lab22_model *m, uint64_t seed, int rank, float *params, fl
     }
 }
 
-cl_result lab22_count_changed(cl_comm *c, const lab22_model *m, uint64_t seed, int rank,
-                              const float *params, const float *x, const float *t,
-                              const float *host, size_t *changed)
+cl_result lab22_count_changed(cl_comm *c, const lab22_model *m, const float *params, const float *x,
+                              const float *t, const float *host, size_t *changed)
 {
     size_t psi = LAB22_LAYER(m->width) * (size_t)m->layers;
     size_t bx = (size_t)m->batch * (size_t)m->width;
     float *now = malloc((psi + 2 * bx) * sizeof *now);
     if (!now)
         return CL_ERR_NOMEM;
-    (void)seed;
-    (void)rank;
     cl_result rc = CL_OK;
     CL_TRY(cl_mem_download(c, now, params, psi * sizeof *now));
     CL_TRY(cl_mem_download(c, now + psi, x, bx * sizeof *now));

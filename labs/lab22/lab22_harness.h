@@ -24,10 +24,9 @@ typedef struct lab22_model {
 void lab22_init(const lab22_model *m, uint64_t seed, int rank, float *params, float *x, float *t);
 
 /* *changed = floats of the rank's inputs (params, x, t) that differ from what they were
- * (host: lab22_init's values for this rank). */
-cl_result lab22_count_changed(cl_comm *c, const lab22_model *m, uint64_t seed, int rank,
-                              const float *params, const float *x, const float *t,
-                              const float *host, size_t *changed);
+ * (host: lab22_init's values for this rank, one after the other). */
+cl_result lab22_count_changed(cl_comm *c, const lab22_model *m, const float *params, const float *x,
+                              const float *t, const float *host, size_t *changed);
 
 /* The model after m->steps steps of plain data parallelism over ranks ranks (the mean
  * of every rank's gradient), in double precision: want[] (every layer's block). */

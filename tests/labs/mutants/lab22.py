@@ -36,6 +36,12 @@ MUTANTS = [
     Mutant("ZeRO-2 keeps a full gradient buffer of the model",
            "CL_TRY(alloc(c, st < 2, psi, &s.g));", "CL_TRY(alloc(c, st < 3, psi, &s.g));",
            ["cpu.memory"]),
+    Mutant("ZeRO-3 keeps the whole model and frees the harness's input to hide it",
+           "CL_TRY(alloc(c, st == 3, n, &s.layer));",
+           "CL_TRY(alloc(c, st == 3, psi, &s.layer));\n"
+           "    if (st == 3)\n"
+           "        cl_mem_free(c, (void *)(uintptr_t)j->params);",
+           ["cpu.memory"]),
     Mutant("the largest bucket that fits, whatever the cluster",
            "    return best_s;\n", "    (void)best_s;\n    return smax;\n", ["cpu.bucket"]),
     Mutant("DeepSpeed's default reduce_bucket_size (5e8 elements) wherever it fits",
