@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from concurrent.futures import ThreadPoolExecutor
 
@@ -24,8 +25,10 @@ def labs_with_solutions():
     return [lab for lab in labs if not only or lab in only]
 
 
-def grade(lab, *args):
-    """Runs ./grade on lab and returns (exit status, results JSON)."""
+def grade(lab, *args, label=None):
+    """Runs ./grade on lab and returns (exit status, results JSON). Says on stderr how long
+    it took, for progress and for each lab's share of the suite's time."""
+    start = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
         proc = subprocess.run([PYTHON, os.path.join(ROOT, "grader", "grade.py"), lab, *args,
@@ -35,7 +38,10 @@ def grade(lab, *args):
         if not os.path.exists(out):
             raise AssertionError(f"./grade {lab} {' '.join(args)} wrote no JSON:\n{proc.stdout}")
         with open(out, encoding="utf-8") as f:
-            return proc.returncode, json.load(f), proc.stdout
+            res = json.load(f)
+    what = label or " ".join(args) or "skeleton"
+    print(f"  [{time.monotonic() - start:5.1f} s] {lab} {what}", file=sys.stderr, flush=True)
+    return proc.returncode, res, proc.stdout
 
 
 def mutant_source(lab, mutant, tmp):
@@ -121,7 +127,7 @@ def grade_mutants(item):
     for mutant in mutants:
         with tempfile.TemporaryDirectory() as tmp:
             rc, res, log = grade(lab, "--source", mutant_source(lab, mutant, tmp),
-                                 *mutant.caught_by)
+                                 *mutant.caught_by, label=f"mutant '{mutant.name}'")
         out.append((lab, mutant, rc, res, log))
     return out
 
