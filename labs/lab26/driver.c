@@ -27,7 +27,9 @@
 
 static cl_result schedule(cl_comm *c, void *args) { return lab26_1f1b(c, args); }
 
-CL_STUDENT_ENTRIES({"1f1b", schedule});
+static cl_result interleaved(cl_comm *c, void *args) { return lab26_interleaved(c, args); }
+
+CL_STUDENT_ENTRIES({"1f1b", schedule}, {"interleaved", interleaved});
 
 #else
 
@@ -38,12 +40,12 @@ CL_STUDENT_ENTRIES({"1f1b", schedule});
  * this process, on cpu each process uses its own entry). */
 typedef struct stage {
     lab26_stage_args a; /* the buffers the student was given */
-    int m, p, s;
+    int m, p, s, v;
     uint64_t seed_fwd, seed_bwd;
     double tf, tb, t0;
     unsigned char fwd[MAX_MB], bwd[MAX_MB];
     int in_flight, max_in_flight, nops, errors;
-    int kind[2 * MAX_MB], mb[2 * MAX_MB];
+    int kind[2 * MAX_MB], mb[2 * MAX_MB], chunk[2 * MAX_MB];
     double start[2 * MAX_MB], end[2 * MAX_MB];
     char error[200];
 } stage;
@@ -78,11 +80,11 @@ static cl_result fail(stage *st, const char *fmt, int j, const char *what)
 }
 
 /* Whether slot j of buf holds exactly owner's content for seed. */
-static cl_result holds(cl_comm *c, void *buf, size_t bytes, int j, uint64_t seed, int owner,
-                       int *ok)
+static cl_result holds(cl_comm *c, void *buf, size_t bytes, int idx, int j, uint64_t seed,
+                       int owner, int *ok)
 {
     size_t wrong = 0;
-    CL_CHECK(cl_count_wrong_bytes(c, slot(buf, bytes, j), bytes, seed, owner, (size_t)j * bytes,
+    CL_CHECK(cl_count_wrong_bytes(c, slot(buf, bytes, idx), bytes, seed, owner, (size_t)j * bytes,
                                   &wrong));
     *ok = wrong == 0;
     return CL_OK;
@@ -92,51 +94,55 @@ static cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t by
 {
     (void)run;
     stage *st = &stages[cl_comm_rank(c)];
-    int j, ok = 1;
+    int kj[2], ok = 1;
     size_t L = st->a.act_bytes;
-    if (bytes != sizeof j || (code != LAB26_OP_FORWARD && code != LAB26_OP_BACKWARD)) {
+    if (bytes != sizeof kj || (code != LAB26_OP_FORWARD && code != LAB26_OP_BACKWARD)) {
         cl_set_error("lab26: unknown operation %d", code);
         return CL_ERR_INVALID;
     }
-    memcpy(&j, args, sizeof j);
+    memcpy(kj, args, sizeof kj);
+    int k = kj[0], j = kj[1];
+    if (k < 0 || k >= st->v)
+        return fail(st, "micro-batch %d on stage %d: %s", j, "there is no such model chunk");
     if (j < 0 || j >= st->m)
         return fail(st, "micro-batch %d on stage %d: %s", j, "there is no such micro-batch");
+    /* chunk k of rank s is stage g of the v * p; its slots are idx */
+    int idx = k * st->m + j, g = k * st->p + st->s, last = st->v * st->p - 1;
     double t = cl_comm_time(c);
     if (code == LAB26_OP_FORWARD) {
-        if (st->fwd[j])
+        if (st->fwd[idx])
             return fail(st, "forward of micro-batch %d on stage %d: %s", j, "done twice");
-        /* stage 0 reads the harness's input (owner p), stage s the output of s - 1 */
-        CL_CHECK(holds(c, st->a.act_in, L, j, st->seed_fwd, st->s == 0 ? st->p : st->s - 1, &ok));
+        /* stage 0 reads the harness's input (owner v * p), stage g the output of g - 1 */
+        CL_CHECK(holds(c, st->a.act_in, L, idx, j, st->seed_fwd, g == 0 ? last + 1 : g - 1, &ok));
         if (!ok)
             return fail(st, "forward of micro-batch %d on stage %d: %s", j,
-                        st->s == 0 ? "its input was overwritten"
-                                   : "act_in is not the previous stage's activation yet");
-        CL_CHECK(compute(c, st->tf));
-        CL_CHECK(
-            cl_fill_bytes(c, slot(st->a.act_out, L, j), L, st->seed_fwd, st->s, (size_t)j * L));
-        st->fwd[j] = 1;
+                        g == 0 ? "its input was overwritten"
+                               : "act_in is not the previous stage's activation yet");
+        CL_CHECK(compute(c, st->tf / st->v));
+        CL_CHECK(cl_fill_bytes(c, slot(st->a.act_out, L, idx), L, st->seed_fwd, g, (size_t)j * L));
+        st->fwd[idx] = 1;
         if (++st->in_flight > st->max_in_flight)
             st->max_in_flight = st->in_flight;
     } else {
-        if (!st->fwd[j])
+        if (!st->fwd[idx])
             return fail(st, "backward of micro-batch %d on stage %d: %s", j, "before its forward");
-        if (st->bwd[j])
+        if (st->bwd[idx])
             return fail(st, "backward of micro-batch %d on stage %d: %s", j, "done twice");
-        if (st->s < st->p - 1) {
-            CL_CHECK(holds(c, st->a.grad_in, L, j, st->seed_bwd, st->s + 1, &ok));
+        if (g < last) {
+            CL_CHECK(holds(c, st->a.grad_in, L, idx, j, st->seed_bwd, g + 1, &ok));
             if (!ok)
                 return fail(st, "backward of micro-batch %d on stage %d: %s", j,
                             "grad_in is not the next stage's gradient yet");
         }
-        CL_CHECK(compute(c, st->tb));
-        CL_CHECK(
-            cl_fill_bytes(c, slot(st->a.grad_out, L, j), L, st->seed_bwd, st->s, (size_t)j * L));
-        st->bwd[j] = 1;
+        CL_CHECK(compute(c, st->tb / st->v));
+        CL_CHECK(cl_fill_bytes(c, slot(st->a.grad_out, L, idx), L, st->seed_bwd, g, (size_t)j * L));
+        st->bwd[idx] = 1;
         st->in_flight--;
     }
     if (st->nops < 2 * MAX_MB) {
         st->kind[st->nops] = code == LAB26_OP_BACKWARD;
         st->mb[st->nops] = j;
+        st->chunk[st->nops] = k;
         st->start[st->nops] = t - st->t0;
         st->end[st->nops++] = cl_comm_time(c) - st->t0;
     }
@@ -170,24 +176,34 @@ enum { F_FWD, F_BWD, F_FLIGHT, F_BUSY, F_FIRST, F_LAST, F_ERR, NF };
 static cl_result run_mode(cl_run *run, cl_comm *c)
 {
     int p = cl_comm_size(c), s = cl_comm_rank(c);
-    int m = atoi(cl_opt(run, "micro-batches"));
+    int m = atoi(cl_opt(run, "micro-batches")), nv = atoi(cl_opt(run, "chunks"));
     size_t L;
     double tf, tb;
     CL_CHECK(cl_parse_size(cl_opt(run, "act-bytes"), &L));
     CL_CHECK(read_ms(run, "forward-ms", &tf));
     CL_CHECK(read_ms(run, "backward-ms", &tb));
-    if (m < 1 || m > MAX_MB || p > MAX_STAGES || L < 1 || L > ((size_t)1 << 24)) {
-        cl_set_error("give 1 to %d micro-batches of 1 B to 16 MiB on at most %d stages", MAX_MB,
-                     MAX_STAGES);
+    if (m < 1 || nv < 1 || nv * m > MAX_MB || p > MAX_STAGES || L < 1 || L > ((size_t)1 << 24)) {
+        cl_set_error("give chunks x micro-batches of at most %d, of 1 B to 16 MiB, on at most %d "
+                     "stages",
+                     MAX_MB, MAX_STAGES);
+        return CL_ERR_INVALID;
+    }
+    if (nv > 1 && (m % p != 0 || p < 3)) {
+        /* messages between two ranks match in order, with no tags: with two ranks the
+         * activations and the gradients of the wrap-around would share one pair */
+        cl_set_error("--chunks %d: the interleaved schedule needs 3 or more ranks and "
+                     "micro-batches a multiple of them (m=%d, p=%d)",
+                     nv, m, p);
         return CL_ERR_INVALID;
     }
     stage *st = &stages[s];
     memset(st, 0, sizeof *st);
-    st->m = m, st->p = p, st->s = s, st->tf = tf, st->tb = tb;
+    st->m = m, st->p = p, st->s = s, st->v = nv, st->tf = tf, st->tb = tb;
     CL_CHECK(cl_fresh_seed(run, c, &st->seed_fwd));
     CL_CHECK(cl_fresh_seed(run, c, &st->seed_bwd));
-    size_t total = (size_t)m * L;
+    size_t total = (size_t)nv * m * L;
     st->a.m = m;
+    st->a.chunks = nv;
     st->a.act_bytes = L;
     CL_CHECK(cl_mem_alloc(c, total, &st->a.act_in));
     CL_CHECK(cl_mem_alloc(c, total, &st->a.act_out));
@@ -197,16 +213,17 @@ static cl_result run_mode(cl_run *run, cl_comm *c)
     CL_CHECK(cl_poison(c, st->a.act_out, total, CL_INT32));
     CL_CHECK(cl_poison(c, st->a.grad_in, total, CL_INT32));
     CL_CHECK(cl_poison(c, st->a.grad_out, total, CL_INT32));
-    if (s == 0)
-        CL_CHECK(cl_fill_bytes(c, st->a.act_in, total, st->seed_fwd, p, 0));
+    if (s == 0) /* chunk 0's slots: the input of stage 0 */
+        CL_CHECK(cl_fill_bytes(c, st->a.act_in, (size_t)m * L, st->seed_fwd, nv * p, 0));
     CL_CHECK(cl_barrier(c));
     st->t0 = cl_comm_time(c);
     cl_call_result res;
     lab26_stage_args a = st->a;
     cl_deadline_doing("running your pipeline schedule");
-    CL_CHECK(cl_student_run(c, "1f1b", &a, sizeof a, CL_ALLOW_P2P | CL_ALLOW_LAB, &res));
+    CL_CHECK(cl_student_run(c, nv > 1 ? "interleaved" : "1f1b", &a, sizeof a,
+                            CL_ALLOW_P2P | CL_ALLOW_LAB, &res));
     int done_f = 0, done_b = 0;
-    for (int j = 0; j < m; j++)
+    for (int j = 0; j < nv * m; j++)
         done_f += st->fwd[j], done_b += st->bwd[j];
     double busy = 0, first = 0, last = 0;
     for (int i = 0; i < st->nops; i++) {
@@ -215,7 +232,7 @@ static cl_result run_mode(cl_run *run, cl_comm *c)
         last = st->end[i] > last ? st->end[i] : last;
     }
     /* every stage's summary and timeline, brought to every rank */
-    int per = NF + 8 * m, n = p * per;
+    int per = NF + 10 * nv * m, n = p * per;
     double *all = calloc((size_t)n, sizeof *all);
     if (!all) {
         cl_set_error("out of memory");
@@ -226,10 +243,11 @@ static cl_result run_mode(cl_run *run, cl_comm *c)
     mine[F_BUSY] = busy, mine[F_FIRST] = first, mine[F_LAST] = last;
     mine[F_ERR] = st->errors + (res.status != CL_OK);
     for (int i = 0; i < st->nops; i++) {
-        mine[NF + 4 * i] = st->kind[i];
-        mine[NF + 4 * i + 1] = st->mb[i];
-        mine[NF + 4 * i + 2] = st->start[i];
-        mine[NF + 4 * i + 3] = st->end[i];
+        mine[NF + 5 * i] = st->kind[i];
+        mine[NF + 5 * i + 1] = st->mb[i];
+        mine[NF + 5 * i + 2] = st->start[i];
+        mine[NF + 5 * i + 3] = st->end[i];
+        mine[NF + 5 * i + 4] = st->chunk[i];
     }
     cl_result rc = gather_max(c, all, n);
     int64_t status[1] = {res.status != CL_OK};
@@ -249,7 +267,8 @@ static cl_result run_mode(cl_run *run, cl_comm *c)
     cl_report_int(run, "micro_batches", m);
     cl_report_num(run, "makespan_s", makespan);
     cl_report_num(run, "bubble", bubble);
-    cl_report_num(run, "ideal_bubble", (double)(p - 1) / (m + p - 1));
+    cl_report_int(run, "chunks", nv);
+    cl_report_num(run, "ideal_bubble", (double)(p - 1) / (nv * m + p - 1));
     cl_report_int(run, "failed_stages", rc == CL_OK ? status[0] : p);
     for (int r = 0; rc == CL_OK && r < p; r++) {
         const double *v = all + (size_t)r * per;
@@ -258,18 +277,21 @@ static cl_result run_mode(cl_run *run, cl_comm *c)
         cl_col_int(row, "forwards", (long long)v[F_FWD]);
         cl_col_int(row, "backwards", (long long)v[F_BWD]);
         cl_col_int(row, "max_in_flight", (long long)v[F_FLIGHT]);
-        cl_col_int(row, "limit", m < p - r ? m : p - r);
+        int limit = nv == 1 ? p - r : 2 * (p - r - 1) + (nv - 1) * p + 1;
+        cl_col_int(row, "limit", nv * m < limit ? nv * m : limit);
         cl_col_num(row, "busy_s", v[F_BUSY], "%.6f");
         cl_col_int(row, "errors", (long long)v[F_ERR]);
-        long long kind[2 * MAX_MB], mb[2 * MAX_MB];
+        long long kind[2 * MAX_MB], mb[2 * MAX_MB], chunk[2 * MAX_MB];
         double t0[2 * MAX_MB], t1[2 * MAX_MB];
         int k = 0;
-        for (int i = 0; i < 2 * m && v[NF + 4 * i + 3] > 0; i++, k++) {
-            kind[k] = (long long)v[NF + 4 * i], mb[k] = (long long)v[NF + 4 * i + 1];
-            t0[k] = v[NF + 4 * i + 2], t1[k] = v[NF + 4 * i + 3];
+        for (int i = 0; i < 2 * nv * m && v[NF + 5 * i + 3] > 0; i++, k++) {
+            kind[k] = (long long)v[NF + 5 * i], mb[k] = (long long)v[NF + 5 * i + 1];
+            chunk[k] = (long long)v[NF + 5 * i + 4];
+            t0[k] = v[NF + 5 * i + 2], t1[k] = v[NF + 5 * i + 3];
         }
         cl_col_ints(row, "op_backward", kind, (size_t)k);
         cl_col_ints(row, "op_micro_batch", mb, (size_t)k);
+        cl_col_ints(row, "op_chunk", chunk, (size_t)k);
         cl_col_nums(row, "op_start_s", t0, (size_t)k, "%.6f");
         cl_col_nums(row, "op_end_s", t1, (size_t)k, "%.6f");
         cl_row_end(row);
@@ -293,11 +315,13 @@ const cl_lab cl_lab_def = {
                                 .ranks = run_mode,
                                 .backends = "cpu,sim"},
                                {0}},
-    .options = (const cl_option[]){{"micro-batches", "micro-batches per step (m)", "8"},
-                                   {"act-bytes", "bytes of one activation or gradient", "64K"},
-                                   {"forward-ms", "a stage's forward of one micro-batch", "1"},
-                                   {"backward-ms", "a stage's backward of one micro-batch", "2"},
-                                   {0}},
+    .options =
+        (const cl_option[]){{"micro-batches", "micro-batches per step (m)", "8"},
+                            {"act-bytes", "bytes of one activation or gradient", "64K"},
+                            {"forward-ms", "a stage's forward of one micro-batch", "1"},
+                            {"backward-ms", "a stage's backward of one micro-batch", "2"},
+                            {"chunks", "model chunks per rank (more than 1: interleaved)", "1"},
+                            {0}},
     .lab_op = lab_op,
 };
 

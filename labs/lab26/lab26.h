@@ -18,6 +18,7 @@
  *   grad_out  what lab26_backward(j) produced: send it to stage s - 1 */
 typedef struct lab26_stage_args {
     int m;
+    int chunks; /* v: model chunks per rank (1 for 1F1B; see lab26_interleaved) */
     size_t act_bytes;
     void *act_in, *act_out, *grad_in, *grad_out;
 } lab26_stage_args;
@@ -32,6 +33,11 @@ enum { LAB26_OP_FORWARD = 1, LAB26_OP_BACKWARD = 2 }; /* their cl_lab_call codes
 cl_result lab26_forward(cl_comm *comm, int j);
 cl_result lab26_backward(cl_comm *comm, int j);
 
+/* The same for model chunk k of this rank (the interleaved schedule): chunk k of rank s
+ * is stage k * p + s of the v * p stages, and its slots are k * m + j. */
+cl_result lab26_forward_chunk(cl_comm *comm, int k, int j);
+cl_result lab26_backward_chunk(cl_comm *comm, int k, int j);
+
 /* --- what you write (lab26.c) ------------------------------------------------------------ */
 
 /* Run this stage's part of one training step with the 1F1B schedule: every
@@ -39,5 +45,14 @@ cl_result lab26_backward(cl_comm *comm, int j);
  * gradients sent and received with the point-to-point interface, no deadlock,
  * at most p - s micro-batches forwarded and not yet backwarded at any time. */
 cl_result lab26_1f1b(cl_comm *comm, const lab26_stage_args *a);
+
+/* The stretch: the interleaved 1F1B schedule. Rank s holds v = a->chunks model
+ * chunks: chunk k is stage k * p + s of a model cut into v * p stages, so an
+ * activation leaving rank p - 1's chunk k goes to rank 0's chunk k + 1 (and its
+ * gradient comes back the same way). Buffers have v * m slots, slot k * m + j
+ * for chunk k and micro-batch j; m is a multiple of p, and p >= 3. Each chunk's
+ * forward and backward take 1/v of a stage's. At most
+ * min(v * m, 2 (p - s - 1) + (v - 1) p + 1) micro-batch chunks in flight. */
+cl_result lab26_interleaved(cl_comm *comm, const lab26_stage_args *a);
 
 #endif /* COMMLAB_LAB26_H */

@@ -2,12 +2,18 @@
 #include "lab26.h"
 #include "student/student.h"
 
-cl_result lab26_forward(cl_comm *comm, int j)
+cl_result lab26_forward_chunk(cl_comm *comm, int k, int j)
 {
-    return cl_lab_call(comm, LAB26_OP_FORWARD, &j, sizeof j);
+    int kj[2] = {k, j};
+    return cl_lab_call(comm, LAB26_OP_FORWARD, kj, sizeof kj);
 }
 
-cl_result lab26_backward(cl_comm *comm, int j)
+cl_result lab26_backward_chunk(cl_comm *comm, int k, int j)
 {
-    return cl_lab_call(comm, LAB26_OP_BACKWARD, &j, sizeof j);
+    int kj[2] = {k, j};
+    return cl_lab_call(comm, LAB26_OP_BACKWARD, kj, sizeof kj);
 }
+
+cl_result lab26_forward(cl_comm *comm, int j) { return lab26_forward_chunk(comm, 0, j); }
+
+cl_result lab26_backward(cl_comm *comm, int j) { return lab26_backward_chunk(comm, 0, j); }

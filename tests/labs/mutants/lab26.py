@@ -36,3 +36,11 @@ MUTANTS = [
            "        CL_CHECK(lab26_backward(comm, j));\n        CL_CHECK(recv_backward(comm, a, j));",
            ["cpu.correct", "sim.correct", "sim.bubble"]),
 ]
+MUTANTS += [
+    Mutant("interleaved with plain 1F1B's warm-up (too few forwards before the first backward)",
+           "int warmup = 2 * (p - s - 1) + (v - 1) * p;", "int warmup = p - s - 1;",
+           ["sim.interleaved"]),
+    Mutant("interleaved: backwards in the forwards' chunk order (chunk 0 first)",
+           "*k = backward ? v - 1 - in_group / p : in_group / p;", "*k = in_group / p;",
+           ["sim.interleaved"]),
+]
