@@ -38,7 +38,9 @@ static cl_result hello(cl_run *run, cl_comm *comm)
         return CL_OK;
     run->hello_done = 1;
     const char *b = run->o.backend;
-    int sim = strcmp(b, "sim") == 0, gpu = strcmp(b, "gpu") == 0, cases = run->mode->cases != NULL;
+    /* A cases mode runs in this one process whatever --backend says: no ranks, host memory. */
+    int cases = run->mode->cases != NULL;
+    int sim = !cases && strcmp(b, "sim") == 0, gpu = !cases && strcmp(b, "gpu") == 0;
     unsigned flags = sim || gpu ? 0 : CL_WIRE_HOST_BUFFERS;
     int first = sim ? 0 : comm->world_rank;
     root_process = first == 0;
