@@ -96,36 +96,64 @@ static double steps(int algo, long gpus, int per_node)
     double nodes = (double)gpus / per_node;
     switch (algo) {
     case LAB30_RING: return (double)gpus - 1;
-    case LAB30_NVLS: return nodes - 1;
+    case LAB30_NVLS: return 0; /* reduced in the switches: the same tiers at any size */
     default: return log2(nodes);
     }
 }
 
-/* Latency a + b * steps and seconds per byte c of one algorithm, from three probes: two
- * job sizes at a small message, the larger one at a large message. */
+/* One algorithm on a switched fabric, from probes: its time at probe_max_gpus GPUs at the
+ * probed message sizes, and how much each step of latency (above) adds beyond that job. */
+#define NSIZES 5
+static const double SIZES[NSIZES] = {65536, 16777216, 134217728, 536870912, 1073741824};
+
 typedef struct fit {
-    double a, b, c;
-    int ok;
+    double t[NSIZES]; /* at SIZES[0 .. n-1], or only the first and last when n == 2 */
+    double size[NSIZES];
+    double per_step;
+    int n, ok;
 } fit;
 
 static fit fit_algo(cl_comm *comm, const lab30_fabric *f, int algo)
 {
-    const double small = 65536, large = 1 << 30;
     long p1 = f->probe_max_gpus, p0 = p1 / 8;
-    double t0, t1, t2;
     fit x = {0};
-    if (lab30_probe_time(comm, algo, p0, small, &t0) != CL_OK ||
-        lab30_probe_time(comm, algo, p1, small, &t1) != CL_OK ||
-        lab30_probe_time(comm, algo, p1, large, &t2) != CL_OK) {
-        cl_clear_error();
-        return x;
+    /* NCCL's ring (its latency alone rules it out at scale) and the switches' reduction (its
+     * time is latency plus bytes at one rate) need two sizes; the trees change protocol
+     * with the size, so they get every size. */
+    int full = algo == LAB30_TREE || algo == LAB30_NVLS_TREE;
+    for (int i = 0; i < NSIZES; i++) {
+        if (!full && i > 0 && i < NSIZES - 1)
+            continue;
+        x.size[x.n] = SIZES[i];
+        if (lab30_probe_time(comm, algo, p1, SIZES[i], &x.t[x.n]) != CL_OK)
+            goto refused;
+        x.n++;
     }
-    double s0 = steps(algo, p0, f->gpus_per_node), s1 = steps(algo, p1, f->gpus_per_node);
-    x.c = (t2 - t1) / (large - small);
-    x.b = s1 > s0 ? (t1 - t0) / (s1 - s0) : 0;
-    x.a = t1 - x.b * s1 - x.c * small;
+    double s0 = steps(algo, p0, f->gpus_per_node), s1 = steps(algo, p1, f->gpus_per_node), t0;
+    if (s1 > s0) {
+        if (lab30_probe_time(comm, algo, p0, SIZES[0], &t0) != CL_OK)
+            goto refused;
+        x.per_step = (x.t[0] - t0) / (s1 - s0);
+    }
     x.ok = 1;
     return x;
+refused:
+    cl_clear_error();
+    x.ok = 0;
+    return x;
+}
+
+/* The fit's time of `bytes` on gpus GPUs: the probed curve, linear between probed sizes
+ * (and beyond the last), shifted by the latency of the extra steps. */
+static double fit_time(const fit *x, int algo, const lab30_fabric *f, long gpus, double bytes)
+{
+    double t = x->t[0];
+    for (int i = 1; i < x->n; i++)
+        if (bytes > x->size[i - 1] && (bytes <= x->size[i] || i == x->n - 1))
+            t = x->t[i - 1] +
+                (x->t[i] - x->t[i - 1]) / (x->size[i] - x->size[i - 1]) * (bytes - x->size[i - 1]);
+    return t + x->per_step * (steps(algo, gpus, f->gpus_per_node) -
+                              steps(algo, f->probe_max_gpus, f->gpus_per_node));
 }
 /* END SOLUTION */
 
@@ -149,8 +177,7 @@ cl_result lab30_choose(cl_comm *comm, const lab30_fabric *f, int n, const lab30_
             if (f->kind == LAB30_TORUS_FABRIC)
                 t = torus_model(f, k, pts[i].gpus, pts[i].bytes);
             else if (fits[k].ok)
-                t = fits[k].a + fits[k].b * steps(k, pts[i].gpus, f->gpus_per_node) +
-                    fits[k].c * pts[i].bytes;
+                t = fit_time(&fits[k], k, f, pts[i].gpus, pts[i].bytes);
             else
                 continue;
             if (t < best)
