@@ -10,7 +10,6 @@
 
 #include "lab29.h"
 
-
 cl_result lab29_predict(const lab29_case *k, const lab29_plan *p, const lab29_probe *pr,
                         lab29_step *out)
 {
@@ -20,7 +19,6 @@ cl_result lab29_predict(const lab29_case *k, const lab29_plan *p, const lab29_pr
     (void)k, (void)p, (void)pr, (void)out;
     return CL_ERR_NOT_IMPLEMENTED;
 }
-
 
 cl_result lab29_choose(cl_comm *comm, const lab29_case *k, lab29_plan *out)
 {

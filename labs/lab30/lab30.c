@@ -11,7 +11,6 @@
 
 #include "lab30.h"
 
-
 cl_result lab30_torus_allreduce(cl_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
                                 cl_dtype t, cl_op op, void *scratch)
 {
@@ -20,7 +19,6 @@ cl_result lab30_torus_allreduce(cl_comm *comm, const void *sendbuf, void *recvbu
     (void)comm, (void)sendbuf, (void)recvbuf, (void)count, (void)t, (void)op, (void)scratch;
     return CL_ERR_NOT_IMPLEMENTED;
 }
-
 
 cl_result lab30_choose(cl_comm *comm, const lab30_fabric *f, int n, const lab30_point *pts,
                        int *algo)
