@@ -53,244 +53,21 @@ static cl_result e_compare(cl_comm *c, void *args)
     return lab27_compare(a->before, a->after, a->n, &a->e);
 }
 
-CL_STUDENT_ENTRIES({"sweep", e_sweep}, {"compare", e_compare});
+/* The lab's own entry: the reference's timed loop (harness_ref.c), timed by the harness. */
+static cl_result e_ref_loop(cl_comm *c, void *args)
+{
+    const lab27_loop_args *a = args;
+    for (int i = 0; i < a->iters; i++)
+        CL_CHECK(lab27_coll(c, a->kind, a->sendbuf, a->recvbuf, a->count));
+    return CL_OK;
+}
+
+CL_STUDENT_ENTRIES({"sweep", e_sweep}, {"compare", e_compare}, {"ref_loop", e_ref_loop});
 
 #else
 
-#include "buffers.h"
-#include "data.h"
 #include "deadline.h"
-
-#define MAX_RANKS 64
-
-/* What the harness keeps per rank for the lab's operations. */
-typedef struct rank_state {
-    void *stage, *scratch; /* the in-place copy of the input; the library's work space */
-    size_t stage_bytes, scratch_bytes;
-    uint64_t fills; /* fills so far: the latest one's seed is seed_of(fills) */
-} rank_state;
-
-static rank_state st[MAX_RANKS];
-static uint64_t run_seed, corrupt_seed;
-
-static uint64_t mix(uint64_t a, uint64_t b) { return cl_data_hash(a * 0x9E3779B97F4A7C15ull ^ b); }
-
-static rank_state *state_of(cl_comm *c)
-{
-    int r = cl_comm_rank(c);
-    if (r < 0 || r >= MAX_RANKS) {
-        cl_set_error("lab 27 runs on at most %d ranks", MAX_RANKS);
-        return NULL;
-    }
-    return &st[r];
-}
-
-/* Grow a per-rank buffer of the harness's to at least bytes. */
-static cl_result reserve(cl_comm *c, void **buf, size_t *have, size_t bytes)
-{
-    if (*have >= bytes)
-        return CL_OK;
-    if (*buf)
-        CL_CHECK(cl_mem_free(c, *buf));
-    *buf = NULL;
-    *have = 0;
-    CL_CHECK(cl_mem_alloc(c, bytes, buf));
-    *have = bytes;
-    return CL_OK;
-}
-
-/* The rank's own buffer holds [p, p + bytes)? (the reason names the operation) */
-static cl_result owned(cl_comm *c, const void *p, size_t bytes, const char *what)
-{
-    return cl_buffers_find(p, bytes, cl_comm_rank(c), what) ? CL_OK : CL_ERR_INVALID;
-}
-
-static size_t block_of(int kind, size_t count, int p)
-{
-    return kind == LAB27_ALLGATHER ? count / (size_t)p : count;
-}
-
-/* The elements the harness corrupts after every call of (kind, count, in place): none in
- * about two rows of three; else k elements of one rank's output, the same on every call.
- * Drawn from a seed the student's program never sees. */
-typedef struct corruption {
-    int k, victim;
-    size_t off;
-} corruption;
-
-static corruption corruption_of(int kind, size_t count, int in_place, int p)
-{
-    corruption x = {0, 0, 0};
-    uint64_t h = mix(mix(corrupt_seed, (uint64_t)kind * 2 + (uint64_t)in_place), count);
-    if (h % 3 != 0 || count == 0)
-        return x;
-    x.k = 1 + (int)((h >> 8) % 5);
-    if ((size_t)x.k > count)
-        x.k = (int)count;
-    x.victim = (int)((h >> 16) % (uint64_t)p);
-    x.off = (size_t)((h >> 24) % (count - (size_t)x.k + 1));
-    return x;
-}
-
-/* The collective under test on the rank's buffers (both the student's calls and the
- * reference's go through here). */
-static cl_result do_coll(cl_comm *c, int kind, const void *send, void *recv, size_t count)
-{
-    rank_state *s = state_of(c);
-    if (!s)
-        return CL_ERR_INVALID;
-    int p = cl_comm_size(c), r = cl_comm_rank(c);
-    if ((kind != LAB27_ALLREDUCE && kind != LAB27_ALLGATHER) || count == 0 ||
-        (kind == LAB27_ALLGATHER && count % (size_t)p != 0)) {
-        cl_set_error("lab27_coll: kind %d with count %zu (AllGather: a multiple of %d ranks)", kind,
-                     count, p);
-        return CL_ERR_INVALID;
-    }
-    size_t block = block_of(kind, count, p), es = sizeof(float);
-    CL_CHECK(owned(c, recv, count * es, "lab27_coll's recvbuf"));
-    CL_CHECK(owned(c, send, block * es, "lab27_coll's sendbuf"));
-    const char *in_place_at =
-        (const char *)recv + (kind == LAB27_ALLGATHER ? (size_t)r * block * es : 0);
-    int in_place = (const char *)send == in_place_at;
-    if (!in_place && (const char *)send < (const char *)recv + count * es &&
-        (const char *)send + block * es > (const char *)recv) {
-        cl_set_error("lab27_coll: sendbuf overlaps recvbuf without being the in-place position");
-        return CL_ERR_INVALID;
-    }
-    if (in_place) { /* the library wants distinct buffers: the input goes through a copy */
-        CL_CHECK(reserve(c, &s->stage, &s->stage_bytes, block * es));
-        CL_CHECK(cl_copy_local(c, s->stage, send, block * es));
-        send = s->stage;
-    }
-    size_t need = 2 * (count / (size_t)p + 1) * es;
-    CL_CHECK(reserve(c, &s->scratch, &s->scratch_bytes, need > 4096 ? need : 4096));
-    cl_coll_args a = {.sendbuf = send,
-                      .recvbuf = recv,
-                      .count = count,
-                      .dtype = CL_FLOAT32,
-                      .op = CL_SUM,
-                      .root = 0,
-                      .scratch = s->scratch,
-                      .scratch_bytes = s->scratch_bytes};
-    CL_CHECK(
-        cl_library_coll(c, kind == LAB27_ALLREDUCE ? CL_COLL_ALLREDUCE : CL_COLL_ALLGATHER, &a));
-    corruption x = corruption_of(kind, count, in_place, p);
-    if (x.k && x.victim == r)
-        CL_CHECK(cl_poison(c, (char *)recv + x.off * es, (size_t)x.k * es, CL_FLOAT32));
-    return CL_OK;
-}
-
-static cl_result do_fill(cl_comm *c, void *buf, size_t count, size_t first)
-{
-    rank_state *s = state_of(c);
-    if (!s)
-        return CL_ERR_INVALID;
-    CL_CHECK(owned(c, buf, count * sizeof(float), "lab27_fill"));
-    s->fills++;
-    return cl_fill(c, buf, count, CL_FLOAT32, CL_SUM, mix(run_seed, s->fills), cl_comm_rank(c),
-                   first);
-}
-
-static cl_result do_check(cl_comm *c, const void *buf, size_t count, int lo, int hi, size_t first,
-                          long long *wrong)
-{
-    rank_state *s = state_of(c);
-    if (!s)
-        return CL_ERR_INVALID;
-    if (lo < 0 || hi > cl_comm_size(c) || lo >= hi) {
-        cl_set_error("lab27_check: ranks %d..%d of %d", lo, hi - 1, cl_comm_size(c));
-        return CL_ERR_INVALID;
-    }
-    if (!s->fills) {
-        cl_set_error("lab27_check before any lab27_fill");
-        return CL_ERR_INVALID;
-    }
-    CL_CHECK(owned(c, buf, count * sizeof(float), "lab27_check"));
-    size_t w = 0;
-    CL_CHECK(cl_count_wrong(c, buf, count, CL_FLOAT32, CL_SUM, mix(run_seed, s->fills), lo, hi,
-                            first, &w));
-    *wrong = (long long)w;
-    return CL_OK;
-}
-
-static cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t bytes)
-{
-    (void)run;
-    lab27_op_args *a = args;
-    if (bytes != sizeof *a) {
-        cl_set_error("lab 27's operations take a lab27_op_args");
-        return CL_ERR_INVALID;
-    }
-    switch (code) {
-    case LAB27_OP_COLL: return do_coll(c, a->kind, a->sendbuf, a->recvbuf, a->count);
-    case LAB27_OP_FILL: return do_fill(c, a->recvbuf, a->count, a->first);
-    case LAB27_OP_CHECK:
-        return do_check(c, a->sendbuf, a->count, a->lo, a->hi, a->first, &a->wrong);
-    default: cl_set_error("lab 27 has no operation %d", code); return CL_ERR_INVALID;
-    }
-}
-
-/* --- the reference benchmark (nccl-tests' TimeTest and BenchTime, as the handout states) --- */
-
-typedef struct ref_row {
-    size_t size, count, sendcount, recvcount;
-    double us[2];
-    long long wrong[2], corrupted[2];
-} ref_row;
-
-/* Seconds per call of iters calls after warmup untimed ones and a barrier; averaged over
- * the ranks (nccl-tests' -a 1). */
-static cl_result timed(cl_comm *c, int kind, const void *send, void *recv, size_t count, int warmup,
-                       int iters, double *us)
-{
-    for (int i = 0; i < warmup; i++)
-        CL_CHECK(do_coll(c, kind, send, recv, count));
-    CL_CHECK(cl_barrier(c));
-    double t0 = cl_comm_time(c);
-    for (int i = 0; i < iters; i++)
-        CL_CHECK(do_coll(c, kind, send, recv, count));
-    /* picoseconds, whole numbers, for an exact sum over the ranks */
-    double ps[1] = {(cl_comm_time(c) - t0) / iters * 1e12};
-    CL_CHECK(cl_agree_sum(c, ps, 1));
-    *us = ps[0] / 1e6 / cl_comm_size(c);
-    return CL_OK;
-}
-
-static cl_result ref_bench(cl_comm *c, int kind, size_t bytes, int warmup, int iters, char *send,
-                           char *recv, ref_row *row)
-{
-    int p = cl_comm_size(c), r = cl_comm_rank(c);
-    size_t count = bytes / sizeof(float), block;
-    if (kind == LAB27_ALLGATHER)
-        count = (count / (size_t)p) & ~(size_t)3; /* nccl-tests: a 16-byte multiple per rank */
-    block = count;
-    size_t total = kind == LAB27_ALLGATHER ? block * (size_t)p : count;
-    row->count = block;
-    row->sendcount = block;
-    row->recvcount = total;
-    row->size = total * sizeof(float);
-    for (int ip = 0; ip < 2; ip++) {
-        char *in = ip ? recv + (kind == LAB27_ALLGATHER ? (size_t)r * block * 4 : 0) : send;
-        CL_CHECK(timed(c, kind, in, recv, total, warmup, iters, &row->us[ip]));
-        /* the check: fresh inputs, one call, every element of every rank's output */
-        CL_CHECK(do_fill(c, in, block, kind == LAB27_ALLGATHER ? (size_t)r * block : 0));
-        CL_CHECK(do_coll(c, kind, in, recv, total));
-        long long w = 0, x;
-        if (kind == LAB27_ALLREDUCE)
-            CL_CHECK(do_check(c, recv, total, 0, p, 0, &w));
-        else
-            for (int j = 0; j < p; j++) {
-                CL_CHECK(do_check(c, recv + (size_t)j * block * 4, block, j, j + 1,
-                                  (size_t)j * block, &x));
-                w += x;
-            }
-        double v[1] = {(double)w};
-        CL_CHECK(cl_agree_sum(c, v, 1));
-        row->wrong[ip] = (long long)v[0];
-        row->corrupted[ip] = corruption_of(kind, total, ip, p).k;
-    }
-    return CL_OK;
-}
+#include "lab27_harness.h"
 
 static int kind_of(const char *name)
 {
@@ -299,32 +76,6 @@ static int kind_of(const char *name)
     if (strcmp(name, "allgather") == 0)
         return LAB27_ALLGATHER;
     return -1;
-}
-
-/* nccl-tests' warm-up (every size from the smallest, doubling), then each size measured. */
-static cl_result ref_sweep(cl_comm *c, const lab27_config *cfg, ref_row ref[][9], int k)
-{
-    int p = cl_comm_size(c);
-    char *send = NULL, *recv = NULL;
-    cl_result rc = CL_OK;
-    CL_TRY(cl_mem_alloc(c, cfg->max_bytes, (void **)&send));
-    CL_TRY(cl_mem_alloc(c, cfg->max_bytes, (void **)&recv));
-    for (size_t w = cfg->min_bytes; w <= cfg->max_bytes; w *= 2) {
-        size_t n = w / 4;
-        if (cfg->kind == LAB27_ALLGATHER)
-            n = ((n / (size_t)p) & ~(size_t)3) * (size_t)p;
-        for (int j = 0; j < cfg->warmup && n; j++)
-            CL_TRY(do_coll(c, cfg->kind, send, recv, n));
-    }
-    int i = 0;
-    for (size_t b = cfg->min_bytes; b <= cfg->max_bytes; b *= (size_t)cfg->factor, i++)
-        CL_TRY(ref_bench(c, cfg->kind, b, 1, cfg->iters, send, recv, &ref[i][k]));
-done:
-    if (send)
-        cl_mem_free(c, send);
-    if (recv)
-        cl_mem_free(c, recv);
-    return rc;
 }
 
 /* The student's lab27_sweep() on every rank; rank 0 prints its report and keeps it. */
@@ -380,8 +131,7 @@ static cl_result sweep(cl_run *run, cl_comm *c)
     }
     uint64_t seed;
     CL_CHECK(cl_fresh_seed(run, c, &seed));
-    run_seed = mix(seed, 1);
-    corrupt_seed = mix(seed, 2);
+    lab27_ops_begin(seed);
     int nsizes = 0;
     for (size_t b = cfg.min_bytes; b <= cfg.max_bytes; b *= (size_t)cfg.factor)
         nsizes++;
@@ -394,7 +144,7 @@ static cl_result sweep(cl_run *run, cl_comm *c)
     cl_report_int(run, "warmup", cfg.warmup);
     cl_report_int(run, "iters", cfg.iters);
     cl_report_str(run, "units", "size in bytes, time in us (the harness's reference)");
-    static ref_row ref[32][9];         /* every rank writes the same agreed values */
+    static lab27_ref_row ref[32][9];   /* every rank writes the same agreed values */
     sweep_args *a = malloc(sizeof *a); /* 40 KiB: not on a simulated rank's stack */
     cl_result rc = a ? CL_OK : CL_ERR_NOMEM;
     if (!a)
@@ -403,7 +153,7 @@ static cl_result sweep(cl_run *run, cl_comm *c)
         /* the reference and the student's benchmark take turns going first */
         for (int turn = 0; turn < 2; turn++) {
             if ((turn == 0) == (k % 2 == 0))
-                CL_TRY(ref_sweep(c, &cfg, ref, k));
+                CL_TRY(lab27_ref_sweep(c, &cfg, ref, k));
             else
                 CL_TRY(student_sweep(run, c, &cfg, a, k));
         }
@@ -426,14 +176,7 @@ static cl_result sweep(cl_run *run, cl_comm *c)
     }
 done:
     free(a);
-    for (int r = 0; r < MAX_RANKS; r++)
-        if (r == cl_comm_rank(c)) {
-            if (st[r].stage)
-                cl_mem_free(c, st[r].stage);
-            if (st[r].scratch)
-                cl_mem_free(c, st[r].scratch);
-            memset(&st[r], 0, sizeof st[r]);
-        }
+    lab27_ops_end(c);
     return rc;
 }
 
@@ -498,7 +241,7 @@ const cl_lab cl_lab_def = {
                                     .help = "untimed calls before each measurement (default 5)",
                                     .fallback = "5"},
                                    {0}},
-    .lab_op = lab_op,
+    .lab_op = lab27_lab_op,
     .arena_bytes = (size_t)256 << 20,
 };
 

@@ -1,4 +1,5 @@
-/* lab27_wire.h: the argument block of lab 27's operations (lab27_ops.c and driver.c). */
+/* lab27_wire.h: the argument blocks of lab 27's operations (lab27_ops.c, harness_ops.c) and of
+ * the reference's timed loop (driver.c, harness_ref.c). */
 #ifndef COMMLAB_LAB27_WIRE_H
 #define COMMLAB_LAB27_WIRE_H
 
@@ -14,5 +15,14 @@ typedef struct lab27_op_args {
     int lo, hi;
     long long wrong; /* out: CHECK */
 } lab27_op_args;
+
+/* The reference's timed loop, run in the student's program by the lab's own code (driver.c's
+ * entry "ref_loop"), so that its calls take the same path as the student's. */
+typedef struct lab27_loop_args {
+    int kind, iters;
+    const void *sendbuf;
+    void *recvbuf;
+    size_t count;
+} lab27_loop_args;
 
 #endif /* COMMLAB_LAB27_WIRE_H */
