@@ -21,7 +21,6 @@ void lab27_sizes_of(int kind, size_t bytes, int nranks, lab27_sizes *s)
 /* --- 2. one size: timed, then checked ----------------------------------------------------------
  */
 
-
 cl_result lab27_bench(cl_comm *c, int kind, size_t bytes, int warmup, int iters, void *sendbuf,
                       void *recvbuf, lab27_result *r)
 {
@@ -35,7 +34,6 @@ cl_result lab27_bench(cl_comm *c, int kind, size_t bytes, int warmup, int iters,
 
 /* --- 3. the sweep and its report ------------------------------------------------------------- */
 
-
 cl_result lab27_sweep(cl_comm *c, const lab27_config *cfg, char *text, size_t cap)
 {
     // TODO(lab27) 3: warm up every size, then measure each size of the sweep, and write
@@ -47,7 +45,6 @@ cl_result lab27_sweep(cl_comm *c, const lab27_config *cfg, char *text, size_t ca
 }
 
 /* --- 4. the record of one change ------------------------------------------------------------- */
-
 
 cl_result lab27_compare(const double *before, const double *after, int n, lab27_effect *e)
 {

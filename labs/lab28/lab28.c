@@ -8,7 +8,6 @@
 
 #include "lab28.h"
 
-
 cl_result lab28_diagnose(const lab28_bundle *b, lab28_finding *out, int max, int *n)
 {
     // TODO(lab28) 1: read each node's sections (README section 1): the topology matrix and
