@@ -49,13 +49,13 @@ cl_result lab20_hier_alltoall(cl_comm *comm, const void *sendbuf, void *recvbuf,
     return CL_ERR_NOT_IMPLEMENTED;
 }
 
-
 cl_result lab20_moe_plan(const lab20_moe *m, lab20_plan *plan)
 {
-    // TODO(lab20) 4: the plan of one MoE layer (handout section 4). Find the
+    // TODO(lab20) 4: the plan of one MoE layer (handout section 6). Find the
     //   capacity factor whose drops stay within the budget at the least cost,
-    //   then predict, with the measured links, what each way of moving the
-    //   tokens would take on this machine, and choose the fastest.
+    //   then predict what each way of moving the tokens would take on this
+    //   machine, from the times the harness measured of your own AlltoAlls
+    //   (m->pairwise_s, m->hier_s), and choose the fastest.
     (void)m, (void)plan;
     return CL_ERR_NOT_IMPLEMENTED;
 }

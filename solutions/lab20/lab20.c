@@ -167,7 +167,6 @@ static double exact_time(const lab20_moe *m, long cap)
     return line(m, m->pairwise_s, 8.0 * m->p) + line(m, m->pairwise_s, per_rank);
 }
 /* END SOLUTION */
-
 cl_result lab20_moe_plan(const lab20_moe *m, lab20_plan *plan)
 {
     /* BEGIN SOLUTION */
@@ -200,10 +199,11 @@ cl_result lab20_moe_plan(const lab20_moe *m, lab20_plan *plan)
     return CL_OK;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab20) 4: the plan of one MoE layer (handout section 4). Find the
+    // TODO(lab20) 4: the plan of one MoE layer (handout section 6). Find the
     //   capacity factor whose drops stay within the budget at the least cost,
-    //   then predict, with the measured links, what each way of moving the
-    //   tokens would take on this machine, and choose the fastest.
+    //   then predict what each way of moving the tokens would take on this
+    //   machine, from the times the harness measured of your own AlltoAlls
+    //   (m->pairwise_s, m->hier_s), and choose the fastest.
     (void)m, (void)plan;
     return CL_ERR_NOT_IMPLEMENTED;
     END SKELETON */
