@@ -24,13 +24,14 @@ MUTANTS = [
            count=2),
     Mutant("AlltoAllv forgets the rank's own block",
            "    if (sendcounts[r])\n"
-           "        CL_CHECK(cl_copy_local(comm, out + rdispls[r] * es, in + sdispls[r] * es,\n"
-           "                               sendcounts[r] * es));\n", "",
+           "        CL_CHECK(\n"
+           "            cl_copy_local(comm, out + rdispls[r] * es, in + sdispls[r] * es, "
+           "sendcounts[r] * es));\n", "",
            ["cpu.alltoallv", "sim.correct"]),
     Mutant("two-level AlltoAll crosses the fabric block by block (no aggregation)",
            "        CL_CHECK(cl_sendrecv(comm, S + (size_t)to * lb, lb, to * L + l, "
-           "out + (size_t)from * lb,\n"
-           "                             lb, from * L + l));",
+           "out + (size_t)from * lb, lb,\n"
+           "                             from * L + l));",
            "        for (int k = 0; k < L; k++)\n"
            "            CL_CHECK(cl_sendrecv(comm, S + (size_t)to * lb + (size_t)k * b, b, "
            "to * L + l,\n"
