@@ -109,6 +109,18 @@ static int build(scmp_filter_ctx f, unsigned permits, pid_t self)
         rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
                                SCMP_A1(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC,
                                        O_RDONLY));
+        /* Opening to write or create fails with EACCES rather than killing the
+         * program: runtimes probe (ThreadSanitizer tries a file in /tmp at start). */
+        for (int i = 0; i < 2; i++) {
+            int nr = i ? SCMP_SYS(openat) : SCMP_SYS(open);
+            unsigned arg = i ? 2 : 1;
+            rc |= seccomp_rule_add(f, SCMP_ACT_ERRNO(EACCES), nr, 1,
+                                   SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT));
+            rc |= seccomp_rule_add(f, SCMP_ACT_ERRNO(EACCES), nr, 1,
+                                   SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, O_ACCMODE, O_WRONLY));
+            rc |= seccomp_rule_add(f, SCMP_ACT_ERRNO(EACCES), nr, 1,
+                                   SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, O_ACCMODE, O_RDWR));
+        }
     }
     if (permits & CL_PERMIT_DEVICES) {
         /* A user-space driver opens its device read-write and talks to it with ioctl

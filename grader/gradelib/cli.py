@@ -65,7 +65,7 @@ def _list(lab, ids, out):
     wid = max(len(c.id) for c in chosen)
     out.write(f"{lab.name}: {lab.title}\n")
     for c in chosen:
-        kind = " perf" if c.is_performance else ""
+        kind = {"performance": " perf", "decision": " dec", "question": " q"}.get(c.kind, "")
         par = f" (after {c.parent})" if c.parent else ""
         out.write(f"  {c.id:<{wid}}  {fmt_points(c.points):>4} pts  {c.backend:<7}{kind:<5}  "
                   f"{c.title}{par}\n")

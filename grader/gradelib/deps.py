@@ -7,11 +7,12 @@ import sys
 
 PACKAGES = ["openmpi-bin", "libopenmpi-dev", "libcmocka-dev", "libhwloc-dev", "hwloc",
             "gnuplot-nox", "make", "gcc", "pkg-config", "iproute2",
+            "libseccomp-dev",              # the student's program's system-call filter
             "libibverbs-dev", "perftest"]  # lab13: rdma-core's verbs, ib_write_bw
 
 # What the project's own tests need on top (`make test`: a private Slurm for the
 # cluster tests, clang's libFuzzer and sanitizer runtimes for the fuzz targets).
-TEST_PACKAGES = ["slurm-wlm", "munge", "clang", "libclang-rt-14-dev"]
+TEST_PACKAGES = ["slurm-wlm", "munge", "clang", "libclang-rt-14-dev", "clang-format"]
 
 # Where dpkg is absent: commands that stand for the packages (required ones first).
 REQUIRED_COMMANDS = ["make", "gcc", "mpicc", "mpirun"]

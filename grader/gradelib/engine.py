@@ -221,7 +221,7 @@ class Engine:
         return out
 
     def _score(self, chk, ctx, out):
-        if chk.is_performance and ctx.perf_fractions:
+        if chk.partial and ctx.perf_fractions:
             frac = sum(ctx.perf_fractions) / len(ctx.perf_fractions)
             out.score = round(chk.points * frac, 2)
             out.verdict = PASS if out.score >= chk.points else FAIL

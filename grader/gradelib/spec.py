@@ -6,7 +6,14 @@ import os
 import re
 
 BACKENDS = ("cpu", "sim", "gpu", "nic", "net", "cluster")
-KINDS = ("correctness", "performance")
+# "question": 思考 questions graded from the lab's answers file (gradelib/answers.py): all or
+# nothing, or a share per right answer (answers.score_answers).
+# "decision": the student's choice scored by its modelled consequence (a ratio on a ramp, as
+# perf_ratio/perf_samples/ramp give), computed, not timed: it needs no machine to itself and
+# waits only for its parent, not for every correctness check of its backend.
+# Neither gates a performance check.
+KINDS = ("correctness", "performance", "question", "decision")
+PARTIAL = ("performance", "question", "decision")   # kinds that may earn a share of points
 NEED_KEYS = ("gpus", "nics", "cpus", "ranks", "nodes", "commands", "numa_nodes")
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -34,6 +41,11 @@ class Check:
     @property
     def is_performance(self):
         return self.kind == "performance"
+
+    @property
+    def partial(self):
+        """Whether the check may earn a share of its points."""
+        return self.kind in PARTIAL
 
     def __repr__(self):
         return f"Check({self.id!r})"

@@ -1,15 +1,19 @@
-/* driver.c: lab 01's plug-in: the ping-pong, the fit and the step estimate.
+/* driver.c: lab 01's plug-in: the ping-pong, the fit, the step model and the layout choice.
  *
- *   lab01 sweep    [--backend cpu|gpu|sim] [--max-bytes 4M] [--repeats 5]   (2 ranks)
- *   lab01 bench    [--bytes 4M] [--repeats 15]                              (2 ranks)
- *   lab01 fit      points=8:1.2e-6,1024:1.5e-6,...   (or --cases FILE)
- *   lab01 estimate params=175e9 bytes_per_element=2 ... tp=8 pp=16 dp=16
+ *   lab01 sweep    [--backend cpu|gpu|sim] [-e 2M] [--repeats 5]   (2 ranks)
+ *   lab01 bench    [--bytes 4M] [--repeats 15]                     (2 ranks)
+ *   lab01 fit      points=8:1.2e-6,1024:1.5e-6,...
+ *   lab01 ring     p=8 bytes=50331648 alpha_s=3.4e-6 bandwidth_Bps=240e9
+ *   lab01 estimate params=13e9 ... nodes=4 gpus_per_node=8 ... tp=8 pp=2 dp=2
+ *   lab01 plan     params=13e9 ... nodes=4 gpus_per_node=8 ...   (your layout, then its step)
+ * Cases modes also read --cases FILE (labs/lab01/scale.cases: the scale sweep).
  *
  * sweep and bench interleave the student's ping-pong with the harness's own
  * loop, on buffers filled with fresh bytes for every call. The harness checks
  * that both ranks end with rank 0's bytes, counts the messages each rank
  * really sent and received (its trace), and times the call from outside.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +37,19 @@ typedef struct fit_args {
     double alpha_s, beta_s_per_byte; /* out */
 } fit_args;
 
-typedef struct estimate_args {
+typedef struct ring_args {
+    int p;
+    double bytes;
+    lab01_link link;
+    lab01_cost out; /* out */
+} ring_args;
+
+typedef struct step_args {
     lab01_workload w;
     lab01_cluster c;
-    lab01_layout l;
-    lab01_estimate out;  /* out */
-    double ring_check_s; /* out: TODO 3 alone, a 1 GB AllReduce over dp ranks of inter */
-} estimate_args;
+    lab01_layout l; /* in for "estimate", out for "plan" */
+    lab01_estimate out;
+} step_args;
 
 #ifdef CL_STUDENT_SIDE
 
@@ -56,21 +66,38 @@ static cl_result fit(cl_comm *c, void *args)
     return lab01_fit_alpha_beta(a->bytes, a->seconds, a->n, &a->alpha_s, &a->beta_s_per_byte);
 }
 
+static cl_result ring(cl_comm *c, void *args)
+{
+    (void)c;
+    ring_args *a = args;
+    a->out = lab01_ring_allreduce(a->p, a->bytes, a->link);
+    return CL_OK;
+}
+
 static cl_result estimate(cl_comm *c, void *args)
 {
     (void)c;
-    estimate_args *a = args;
-    a->ring_check_s = lab01_ring_allreduce_time(a->l.dp, 1e9, a->c.inter);
+    step_args *a = args;
     return lab01_estimate_step(&a->w, &a->c, &a->l, &a->out);
 }
 
-CL_STUDENT_ENTRIES({"pingpong", pingpong}, {"fit", fit}, {"estimate", estimate});
+static cl_result plan(cl_comm *c, void *args)
+{
+    (void)c;
+    step_args *a = args;
+    CL_CHECK(lab01_choose_layout(&a->w, &a->c, &a->l));
+    return lab01_estimate_step(&a->w, &a->c, &a->l, &a->out);
+}
+
+CL_STUDENT_ENTRIES({"pingpong", pingpong}, {"fit", fit}, {"ring", ring}, {"estimate", estimate},
+                   {"plan", plan});
 
 #else
 
 /* --- ping-pong ------------------------------------------------------------------------- */
 
-/* The harness's own loop: the same exchange as the student's. */
+/* The harness's own loop: the same exchange as the student's, without the
+ * crossing between the student's program and the harness. */
 static cl_result harness_loop(cl_comm *c, void *buf, size_t bytes, int iters, double *one_way)
 {
     int rank = cl_comm_rank(c);
@@ -116,8 +143,7 @@ typedef struct sample {
 } sample;
 
 /* One student call and one harness loop at `bytes`, checked; agreed over ranks. */
-static cl_result one_sample(cl_run *run, cl_comm *c, void *buf, size_t bytes, int iters,
-                            sample *s)
+static cl_result one_sample(cl_run *run, cl_comm *c, void *buf, size_t bytes, int iters, sample *s)
 {
     int rank = cl_comm_rank(c);
     uint64_t seed;
@@ -212,7 +238,7 @@ static cl_result pingpong_mode(cl_run *run, cl_comm *c, int bench)
 static cl_result sweep(cl_run *run, cl_comm *c) { return pingpong_mode(run, c, 0); }
 static cl_result bench(cl_run *run, cl_comm *c) { return pingpong_mode(run, c, 1); }
 
-/* --- pure cases ------------------------------------------------------------------------ */
+/* --- the model's cases ------------------------------------------------------------------ */
 
 static cl_result fit_case(cl_case *c)
 {
@@ -227,6 +253,10 @@ static cl_result fit_case(cl_case *c)
             return CL_ERR_INVALID;
         }
         a.seconds[a.n] = strtod(end + 1, &end);
+        if (*end != ',' && *end != '\0') {
+            cl_set_error("points: expected BYTES:SECONDS,... at '%s'", end);
+            return CL_ERR_INVALID;
+        }
         p = *end == ',' ? end + 1 : end;
     }
     cl_result rc = cl_case_call(c, "fit", &a, sizeof a);
@@ -236,58 +266,166 @@ static cl_result fit_case(cl_case *c)
     return rc;
 }
 
-/* The estimate's parameters: name, and where it goes. */
-#define W(f) {#f, offsetof(estimate_args, w.f), sizeof(((lab01_workload *)0)->f)}
-#define C(k, f) {k, offsetof(estimate_args, c.f), sizeof(((lab01_cluster *)0)->f)}
-#define L(f) {#f, offsetof(estimate_args, l.f), sizeof(int)}
+static cl_result ring_case(cl_case *c)
+{
+    ring_args a;
+    memset(&a, 0, sizeof a);
+    long long p;
+    CL_CHECK(cl_case_int(c, "p", &p));
+    CL_CHECK(cl_case_num(c, "bytes", &a.bytes));
+    CL_CHECK(cl_case_num(c, "alpha_s", &a.link.alpha_s));
+    CL_CHECK(cl_case_num(c, "bandwidth_Bps", &a.link.bandwidth_Bps));
+    if (p < 1 || p > 1 << 20) {
+        cl_set_error("p=%lld is not a rank count", p);
+        return CL_ERR_INVALID;
+    }
+    a.p = (int)p;
+    cl_result rc = cl_case_call(c, "ring", &a, sizeof a);
+    cl_row *row = cl_case_row(c);
+    cl_col_num(row, "alpha_s", a.out.alpha_s, "%.6g");
+    cl_col_num(row, "beta_s", a.out.beta_s, "%.6g");
+    cl_col_num(row, "time_s", a.out.alpha_s + a.out.beta_s, "%.6g");
+    return rc;
+}
+
+/* The parameters of a step: name, where it goes, and whether it is an int. */
+#define W(f, i)                                                                                    \
+    {                                                                                              \
+#f, offsetof(step_args, w.f), i, 0                                                         \
+    }
+#define C(k, f, i)                                                                                 \
+    {                                                                                              \
+        k, offsetof(step_args, c.f), i, 0                                                          \
+    }
+#define L(f)                                                                                       \
+    {                                                                                              \
+#f, offsetof(step_args, l.f), 1, 1                                                         \
+    }
 static const struct {
     const char *key;
-    size_t off, size; /* size sizeof(int): an int, else a double */
+    size_t off;
+    int is_int, layout; /* layout: given to "estimate", chosen by "plan" */
 } params[] = {
-    W(params), W(bytes_per_element), W(layers), W(hidden), W(seq_len), W(micro_batch),
-    W(micro_batches), W(compute_s), C("nodes", nodes), C("gpus_per_node", gpus_per_node),
-    C("intra_alpha_s", intra.alpha_s), C("intra_bandwidth_Bps", intra.bandwidth_Bps),
-    C("inter_alpha_s", inter.alpha_s), C("inter_bandwidth_Bps", inter.bandwidth_Bps),
-    L(tp), L(pp), L(dp),
+    W(params, 0),
+    W(bytes_per_element, 0),
+    W(layers, 1),
+    W(hidden, 1),
+    W(seq_len, 1),
+    W(global_batch, 1),
+    W(micro_batch, 1),
+    W(gpu_flops, 0),
+    C("nodes", nodes, 1),
+    C("gpus_per_node", gpus_per_node, 1),
+    C("mem_bytes", mem_bytes, 0),
+    C("intra_alpha_s", intra.alpha_s, 0),
+    C("intra_bandwidth_Bps", intra.bandwidth_Bps, 0),
+    C("inter_alpha_s", inter.alpha_s, 0),
+    C("inter_bandwidth_Bps", inter.bandwidth_Bps, 0),
+    L(tp),
+    L(pp),
+    L(dp),
 };
+
+static int power_of_two(long long v) { return v > 0 && (v & (v - 1)) == 0; }
+
+/* Read the case into a (the layout too when with_layout); a reason for bad input. */
+static cl_result read_step(cl_case *c, step_args *a, int with_layout)
+{
+    memset(a, 0, sizeof *a);
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+        if (params[i].layout && !with_layout)
+            continue;
+        char *dst = (char *)a + params[i].off;
+        if (params[i].is_int) {
+            long long v;
+            CL_CHECK(cl_case_int(c, params[i].key, &v));
+            if (v < 1 || v > 1 << 24) {
+                cl_set_error("%s=%lld is out of range", params[i].key, v);
+                return CL_ERR_INVALID;
+            }
+            *(int *)dst = (int)v;
+        } else {
+            double v;
+            CL_CHECK(cl_case_num(c, params[i].key, &v));
+            if (!(v > 0)) {
+                cl_set_error("%s=%g must be positive", params[i].key, v);
+                return CL_ERR_INVALID;
+            }
+            *(double *)dst = v;
+        }
+    }
+    if (!power_of_two(a->c.nodes) || !power_of_two(a->c.gpus_per_node)) {
+        cl_set_error("nodes and gpus_per_node must be powers of two");
+        return CL_ERR_INVALID;
+    }
+    return CL_OK;
+}
+
+static void step_columns(cl_row *row, const step_args *a)
+{
+    const lab01_estimate *e = &a->out;
+    cl_col_int(row, "m", e->micro_batches);
+    cl_col_num(row, "compute_s", e->compute_s, "%.4g");
+    cl_col_num(row, "bubble_s", e->bubble_s, "%.4g");
+    cl_col_num(row, "tp_alpha_s", e->tp.alpha_s, "%.4g");
+    cl_col_num(row, "tp_beta_s", e->tp.beta_s, "%.4g");
+    cl_col_num(row, "dp_alpha_s", e->dp.alpha_s, "%.4g");
+    cl_col_num(row, "dp_beta_s", e->dp.beta_s, "%.4g");
+    cl_col_num(row, "pp_alpha_s", e->pp.alpha_s, "%.4g");
+    cl_col_num(row, "pp_beta_s", e->pp.beta_s, "%.4g");
+    cl_col_num(row, "comm_s", e->comm_s, "%.4g");
+    cl_col_num(row, "step_s", e->step_s, "%.4g");
+    cl_col_num(row, "share", e->share, "%.4f");
+}
 
 static cl_result estimate_case(cl_case *c)
 {
-    estimate_args a;
-    memset(&a, 0, sizeof a);
-    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
-        double v;
-        CL_CHECK(cl_case_num(c, params[i].key, &v));
-        char *dst = (char *)&a + params[i].off;
-        if (params[i].size == sizeof(int))
-            *(int *)dst = (int)v;
-        else
-            *(double *)dst = v;
-    }
+    step_args a;
+    CL_CHECK(read_step(c, &a, 1));
     cl_result rc = cl_case_call(c, "estimate", &a, sizeof a);
+    step_columns(cl_case_row(c), &a);
+    return rc;
+}
+
+static cl_result plan_case(cl_case *c)
+{
+    step_args a;
+    CL_CHECK(read_step(c, &a, 0));
     cl_row *row = cl_case_row(c);
-    cl_col_num(row, "tp_s", a.out.tp_s, "%.6g");
-    cl_col_num(row, "dp_s", a.out.dp_s, "%.6g");
-    cl_col_num(row, "pp_s", a.out.pp_s, "%.6g");
-    cl_col_num(row, "comm_s", a.out.comm_s, "%.6g");
-    cl_col_num(row, "share", a.out.share, "%.4f");
-    cl_col_num(row, "ring_allreduce_check_s", a.ring_check_s, "%.6g");
+    cl_col_int(row, "gpus", (long long)a.c.nodes * a.c.gpus_per_node);
+    cl_result rc = cl_case_call(c, "plan", &a, sizeof a);
+    cl_col_int(row, "tp", a.l.tp);
+    cl_col_int(row, "pp", a.l.pp);
+    cl_col_int(row, "dp", a.l.dp);
+    step_columns(row, &a);
     return rc;
 }
 
 const cl_lab cl_lab_def = {
     .name = "lab01",
     .title = "通信为何成为瓶颈: the alpha-beta model",
-    .modes = (const cl_mode[]){
-        {.name = "sweep", .help = "ping-pong from 8 B to --max-bytes, yours and the harness's",
-         .ranks = sweep, .min_ranks = 2},
-        {.name = "bench", .help = "ping-pong bandwidth at --bytes, yours and the harness's",
-         .ranks = bench, .min_ranks = 2},
-        {.name = "fit", .help = "your alpha-beta fit of points=BYTES:SECONDS,...",
-         .cases = fit_case},
-        {.name = "estimate", .help = "your step estimate of a workload, cluster and layout",
-         .cases = estimate_case},
-        {0}},
+    .modes =
+        (const cl_mode[]){{.name = "sweep",
+                           .help = "ping-pong from 8 B to --max-bytes, yours and the harness's",
+                           .ranks = sweep,
+                           .min_ranks = 2},
+                          {.name = "bench",
+                           .help = "ping-pong bandwidth at --bytes, yours and the harness's",
+                           .ranks = bench,
+                           .min_ranks = 2},
+                          {.name = "fit",
+                           .help = "your alpha-beta fit of points=BYTES:SECONDS,...",
+                           .cases = fit_case},
+                          {.name = "ring",
+                           .help = "your ring AllReduce time: p= bytes= alpha_s= bandwidth_Bps=",
+                           .cases = ring_case},
+                          {.name = "estimate",
+                           .help = "your step estimate of a workload, cluster and layout",
+                           .cases = estimate_case},
+                          {.name = "plan",
+                           .help = "your layout for a workload and cluster, and its step",
+                           .cases = plan_case},
+                          {0}},
 };
 
 #endif

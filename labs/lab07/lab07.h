@@ -1,81 +1,110 @@
-/* lab07.h: types and functions of lab 07 (8-GPU topology optimisation).
- * The driver (driver.c, model.c) calls the functions you write in lab07.c. */
+/* lab07.h: types and functions of lab 07 (topology optimisation of one or two 8-GPU servers).
+ * The harness (driver.c) calls the functions you write in lab07.c; model.c gives you
+ * lab07_step_time(), the harness's model of a training step. */
 #ifndef COMMLAB_LAB07_H
 #define COMMLAB_LAB07_H
 
 #include "commlab.h"
 
-#define LAB07_MAX_GPUS 8 /* one 8-GPU server; the search and the model are exhaustive */
+#define LAB07_MAX_NODES   2
+#define LAB07_MAX_GPUS    8  /* GPUs of one node */
+#define LAB07_MAX_NICS    16 /* NICs of one node */
+#define LAB07_MAX_RANKS   (LAB07_MAX_NODES * LAB07_MAX_GPUS)
+#define LAB07_VISIBLE_LEN 32 /* one CUDA_VISIBLE_DEVICES value */
 
-/* NCCL's effective bandwidths of one node type, GB/s in one direction
- * (NVIDIA/nccl src/graph/topo.h; datasets/lab07/node-types.csv). */
+/* One node, as `nvidia-smi topo -m` shows it (common/topo.h: kind, nvlinks for
+ * NV#, and the code as printed), with NCCL's bandwidths for its parts (GB/s,
+ * one direction; NVIDIA/nccl src/graph/topo.h) and what its GPUs hold. */
 typedef struct lab07_node {
-    double nvlink_gbps; /* one NVLink: 20 (SM70/SM80), 20.6 (SM90) */
-    double pcie_gbps;   /* PCIe x16: 12 (Gen3), 24 (Gen4), 48 (Gen5) */
-    double sys_gbps;    /* the SMP interconnect between sockets (QPI/UPI/xGMI) */
+    int ngpus, nnics;
+    cl_link gpu[LAB07_MAX_GPUS][LAB07_MAX_GPUS]; /* GPU i to GPU j ("X" on the diagonal) */
+    cl_link nic[LAB07_MAX_GPUS][LAB07_MAX_NICS]; /* GPU i to NIC k */
+    int sm;             /* compute capability x 10: 70 V100, 80 A100, 89 RTX 4090, 90 H100 */
+    double nvlink_gbps; /* one NVLink */
+    double pcie_gbps;   /* PCIe x16 */
+    double sys_gbps;    /* the link between the two CPUs */
+    double net_gbps;    /* one NIC port */
+    double gpu_mem_bytes;
 } lab07_node;
 
-/* Parallel layout: tp * pp * dp == number of GPUs. Rank r has TP index
- * t = r % tp, DP index d = (r / tp) % dp and PP stage p = r / (tp * dp), i.e.
- * r = t + tp * (d + dp * p), Megatron-LM's order (TP fastest, then DP, then PP). */
-typedef struct lab07_layout {
-    int tp, pp, dp;
-} lab07_layout;
+/* The job: a GPT-style transformer trained with Megatron-LM's TP x PP x DP. */
+typedef struct lab07_model {
+    double params; /* parameters of the whole model */
+    int layers, hidden, seq_len;
+    int micro_batch;  /* sequences per micro-batch */
+    int global_batch; /* sequences per step */
+    double bytes;     /* bytes of one activation or gradient value (2: bf16) */
+    double compute_s; /* the step's computation, spread evenly over every GPU */
+} lab07_model;
 
-/* The communication of one training step (sizes in bytes). */
-typedef struct lab07_workload {
-    double act_bytes;   /* activation of one micro-batch, b * s * h * bytes per element */
-    double model_bytes; /* all parameters x bytes per element (gradients of the whole model) */
-    int layers;         /* transformer layers of the whole model */
-    int micro_batches;  /* micro-batches per step */
-} lab07_workload;
+/* One case: `nodes` identical nodes; rank r runs on node r / ngpus as local rank
+ * r % ngpus (the ranks of mpirun --map-by slot, or srun's block distribution). */
+typedef struct lab07_case {
+    int nodes;
+    lab07_node node;
+    lab07_model model;
+    int budget; /* calls of lab07_step_time() this case allows */
+} lab07_case;
 
-/* A plan: where each rank runs and the colours/keys each rank passes to
- * ncclCommSplit(world, color, key, &newcomm, NULL) for its TP, DP and PP
- * communicators. Ranks with the same colour end up in one communicator,
- * ordered by key. */
+/* What a user sets to launch the job:
+ *   tp, pp, dp            --tensor-model-parallel-size, --pipeline-model-parallel-size
+ *                         (dp follows); tp * pp * dp = every GPU of every node
+ *   tp_pp_dp              1: --use-tp-pp-dp-mapping, Megatron's rank order
+ *                         r = t + tp * (s + pp * d); 0: the default, r = t + tp * (d + dp * s)
+ *                         (t TP index, d DP index, s pipeline stage)
+ *   visible[n]            CUDA_VISIBLE_DEVICES on node n: local rank i runs on the GPU
+ *                         listed i-th ("3,6,0,5,2,7,1,4"); every GPU of the node once
+ *   p2p_level             NCCL_P2P_LEVEL ("NVL", "PIX", "PXB", "PHB", "SYS"; "" unset) */
 typedef struct lab07_plan {
-    int ngpus;
-    int gpu_of_rank[LAB07_MAX_GPUS]; /* GPU index (0..ngpus-1) of each rank */
-    int tp_color[LAB07_MAX_GPUS], tp_key[LAB07_MAX_GPUS];
-    int dp_color[LAB07_MAX_GPUS], dp_key[LAB07_MAX_GPUS];
-    int pp_color[LAB07_MAX_GPUS], pp_key[LAB07_MAX_GPUS];
+    int tp, pp, dp;
+    int tp_pp_dp;
+    char visible[LAB07_MAX_NODES][LAB07_VISIBLE_LEN];
+    char p2p_level[8];
 } lab07_plan;
 
-/* Communication time of one step under the model of the handout. */
+/* The harness's model of one step of a plan (handout, "模型"). */
 typedef struct lab07_cost {
-    double tp_s, dp_s, pp_s; /* per kind */
-    double total_s;          /* tp_s + dp_s + pp_s */
-    double tp_gbps, dp_gbps, pp_gbps; /* bottleneck bandwidth of each kind (0: none) */
+    double step_s; /* compute_s + bubble_s + tp_s + dp_s + pp_s */
+    double compute_s, bubble_s;
+    double tp_s, dp_s, pp_s;            /* communication of each kind */
+    double tp_busbw, dp_busbw, pp_gbps; /* of the slowest group of each kind (0: none) */
+    double mem_bytes;                   /* memory of one GPU */
+    int fits;                           /* mem_bytes <= the GPU's memory */
+    int calls_left;                     /* of this case's budget */
 } lab07_cost;
 
-/* --- given (model.c): the handout's cost model ---------------------------- */
+/* The ncclCommSplit(world, color, key, &comm, NULL) arguments of one rank for
+ * its TP, DP and PP communicators. */
+typedef struct lab07_split {
+    int tp_color, tp_key;
+    int dp_color, dp_key;
+    int pp_color, pp_key;
+} lab07_split;
 
-/* The best ring over the k GPUs of members[] with pair bandwidths bw (GB/s):
- * the largest achievable "slowest hop" over all ring orders. Returns 0 for an
- * empty group and a huge value for k == 1 (no hop). This function can't fail. */
-double lab07_ring_gbps(const double bw[LAB07_MAX_GPUS][LAB07_MAX_GPUS], const int *members,
-                       int k);
+/* --- given (model.c) ---------------------------------------------------------- */
 
-/* Step communication time of plan p (only gpu_of_rank is used; groups follow
- * the rank order of lab07_layout) with pair bandwidths bw. Returns CL_OK, or
- * CL_ERR_INVALID when the layout does not match p->ngpus. */
-cl_result lab07_step_time(const double bw[LAB07_MAX_GPUS][LAB07_MAX_GPUS], const lab07_layout *l,
-                          const lab07_workload *w, const lab07_plan *p, lab07_cost *out);
+/* The harness's model of one training step of plan p on this case's nodes:
+ * NCCL's channels for every group, all groups of a kind at once. Each call
+ * counts against the case's budget. CL_ERR_INVALID (with the reason) for a
+ * plan the harness cannot launch, or when the budget is spent. */
+cl_result lab07_step_time(cl_comm *comm, const lab07_plan *p, lab07_cost *out);
 
-/* --- written by the student in lab07.c, in the order of the handout -------- */
+/* --- written by the student in lab07.c, in the order of the handout ----------- */
 
-/* Fill the TP/DP/PP colours and keys of every rank of p for layout l (p->ngpus
- * is set). Returns CL_ERR_INVALID when tp * pp * dp != p->ngpus. */
-cl_result lab07_split_colors(const lab07_layout *l, lab07_plan *p);
+/* The colours and keys of rank `rank` for layout tp x pp x dp in the order
+ * tp_pp_dp (see lab07_plan). CL_ERR_INVALID unless 0 <= rank < tp * pp * dp
+ * and every size is at least 1. */
+cl_result lab07_split_colors(int tp, int pp, int dp, int tp_pp_dp, int rank, lab07_split *out);
 
-/* Bandwidth (GB/s) of the path between GPUs a and b of t, from its link class. */
-double lab07_pair_gbps(const cl_topo *t, int a, int b, const lab07_node *node);
+/* CUDA_VISIBLE_DEVICES of every node so that rank r runs on GPU gpu_of_rank[r]
+ * (r = 0 .. nodes * gpus_per_node - 1; GPU g is GPU g % gpus_per_node of node
+ * g / gpus_per_node) into p->visible. CL_ERR_INVALID (and p->visible
+ * untouched) when a rank would leave its node or two ranks share a GPU. */
+cl_result lab07_visible_devices(const int *gpu_of_rank, int nodes, int gpus_per_node,
+                                lab07_plan *p);
 
-/* Choose the plan with the smallest lab07_step_time() for topology t (its first
- * `ngpus` devices are the GPUs), node constants, layout and workload. Fills
- * every field of *out. CL_ERR_INVALID for a layout that does not fit. */
-cl_result lab07_choose_plan(const cl_topo *t, int ngpus, const lab07_node *node,
-                            const lab07_layout *l, const lab07_workload *w, lab07_plan *out);
+/* Choose the plan with the shortest step on case k (at most k->budget calls of
+ * lab07_step_time). Fills every field of *out. */
+cl_result lab07_choose_plan(cl_comm *comm, const lab07_case *k, lab07_plan *out);
 
 #endif /* COMMLAB_LAB07_H */

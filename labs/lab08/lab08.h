@@ -1,32 +1,50 @@
-/* lab08.h: types and functions of lab 08 (16 GPUs and NVSwitch: ring, tree or NVLS per size).
- * The driver (driver.c) calls the functions you write in lab08.c. */
+/* lab08.h: types and functions of lab 08 (calibrating an NCCL tuning table from nccl-tests).
+ * The plug-in (driver.c) calls the functions you write in lab08.c. */
 #ifndef COMMLAB_LAB08_H
 #define COMMLAB_LAB08_H
 
 #include "commlab.h"
-#include "sim/sim_system.h"
 
-/* The algorithms and protocols of NCCL's tuning model (src/graph/tuning.cc); the
- * protocol values are those of sim_system.h (CL_PROTO_LL, CL_PROTO_LL128, CL_PROTO_SIMPLE). */
-typedef enum lab08_algo { LAB08_RING, LAB08_TREE, LAB08_NVLS, LAB08_NALGOS } lab08_algo;
+#define LAB08_MAX_POINTS  64 /* measured sizes of one sweep */
+#define LAB08_MAX_CONFIGS 8  /* configurations (NCCL_ALGO / NCCL_PROTO settings) of a system */
+#define LAB08_MAX_ROWS    32 /* rows of a tuning table */
 
-/* NCCL_ALGO / NCCL_PROTO spellings: "Ring", "Tree", "NVLS"; "LL", "LL128", "Simple".
- * These can't fail ("?" for an unknown value). */
-const char *lab08_algo_name(int algo);
-const char *lab08_proto_name(int proto);
+/* One row of an nccl-tests AllReduce sweep: nccl-tests' "size" (bytes per
+ * rank) and its out-of-place "time" column (microseconds). */
+typedef struct lab08_point {
+    double bytes;
+    double time_us;
+} lab08_point;
+
+/* The alpha-beta model of one configuration:
+ *     t(S) = alpha_us + S / (bw_gbps * 1e3)      microseconds, S in bytes
+ * (1 GB/s is 1e3 bytes per microsecond). bw_gbps is an algorithm bandwidth
+ * in nccl-tests' sense (algbw = S / t for large S). */
+typedef struct lab08_fit {
+    double alpha_us;
+    double bw_gbps;
+} lab08_fit;
+
+/* One row of a tuning table: every size from min_bytes to max_bytes
+ * (inclusive) runs configuration `config` (an index into the fits given). */
+typedef struct lab08_row {
+    unsigned long long min_bytes, max_bytes;
+    int config;
+} lab08_row;
 
 /* --- written by the student in lab08.c, in the order of the handout --- */
 
-/* Predicted time (microseconds) of one AllReduce of `bytes` per GPU over the
- * s->gpus_per_node GPUs of one NVSwitch node of system s, with algorithm algo and
- * protocol proto forced, by NCCL's alpha-beta tuning model as the handout states
- * it. CL_ERR_UNSUPPORTED when the pair cannot run on s (NVLS without NVLink
- * SHARP, NVLS with LL or LL128, a protocol the system disables). */
-cl_result lab08_predict_us(const cl_sim_system *s, int algo, int proto, double bytes,
-                           double *us);
+/* Fit the model to the n points of one sweep (any order). CL_ERR_INVALID
+ * (with a reason) when they cannot determine it: fewer than two different
+ * sizes, a size below 0 or a time not above 0, or a fit whose bandwidth is
+ * not positive. */
+cl_result lab08_fit_sweep(const lab08_point *points, int n, lab08_fit *out);
 
-/* The (algorithm, protocol) pair with the lowest predicted time for `bytes`
- * (what NCCL's tuner picks). */
-cl_result lab08_choose(const cl_sim_system *s, double bytes, int *algo, int *proto);
+/* The tuning table of a system whose nconfigs configurations have the fitted
+ * models fits[]: rows that cover 0 .. max_bytes without a gap or an overlap,
+ * in increasing order, at most LAB08_MAX_ROWS; *nrows gets their number.
+ * CL_ERR_INVALID when nconfigs is not 1 .. LAB08_MAX_CONFIGS. */
+cl_result lab08_make_table(const lab08_fit *fits, int nconfigs, unsigned long long max_bytes,
+                           lab08_row *rows, int *nrows);
 
 #endif /* COMMLAB_LAB08_H */

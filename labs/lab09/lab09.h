@@ -1,7 +1,7 @@
 /* lab09.h: types and functions of lab 09 (an intra-node shared-memory transport).
  *
  * A ring is a single-producer / single-consumer queue of fixed-size chunks in
- * POSIX shared memory, as in NCCL's SHM transport: one process writes chunks
+ * memory two processes share, as in NCCL's SHM transport: one process writes chunks
  * and publishes them by advancing `head`; the other reads them and frees the
  * slots by advancing `tail`. head and tail are free-running 64-bit counters of
  * chunks (they are never reduced modulo the ring size and may wrap past
@@ -10,8 +10,8 @@
  * is 8 for the same reason). The ring holds at most nslots chunks: it is
  * empty when head == tail and full when head - tail == nslots.
  *
- * The driver (driver.c, ring.c) maps the rings and calls the functions you
- * write in lab09.c.
+ * The harness lays the rings out in memory every rank's program shares and
+ * calls the functions you write in lab09.c through driver.c; ring.c is given.
  */
 #ifndef COMMLAB_LAB09_H
 #define COMMLAB_LAB09_H
@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coll.h"
 #include "commlab.h"
 
 #define LAB09_LINE 64 /* cache-line size on x86-64 and most ARM servers */
@@ -48,31 +49,41 @@ typedef struct lab09_ring {
 } lab09_ring;
 
 /* What a rank of the AllReduce sees: a ring to its right neighbour and one from
- * its left neighbour, and scratch memory for one incoming segment. */
+ * its left neighbour, and scratch memory for one incoming block. */
 typedef struct lab09_comm {
     int rank, size;
     lab09_ring *to_right;  /* this rank -> (rank + 1) % size */
     lab09_ring *from_left; /* (rank - 1 + size) % size -> this rank */
     void *scratch;         /* scratch_bytes of private memory */
-    size_t scratch_bytes;  /* >= the largest segment: ceil(count / size) elements */
+    size_t scratch_bytes;  /* >= the largest block: ceil(count / size) elements */
 } lab09_comm;
 
-/* --- provided by the driver (ring.c) --- */
+/* --- given (ring.c) --- */
 
-/* Bytes of shared memory one ring of nslots chunks of `chunk` bytes needs. */
-size_t lab09_ring_bytes(uint64_t nslots, size_t chunk);
+/* Bytes from one slot to the next: the slot header and `chunk` bytes of
+ * payload, rounded up to whole cache lines. This function can't fail. */
+static inline size_t lab09_slot_stride(size_t chunk)
+{
+    return (sizeof(lab09_slot) + chunk + LAB09_LINE - 1) / LAB09_LINE * LAB09_LINE;
+}
+
+/* Bytes of shared memory one ring of nslots chunks of `chunk` bytes needs.
+ * This function can't fail. */
+static inline size_t lab09_ring_bytes(uint64_t nslots, size_t chunk)
+{
+    return sizeof(lab09_ctrl) + (size_t)nslots * lab09_slot_stride(chunk);
+}
 
 /* Fill r to view the ring laid out at mem (lab09_ring_bytes() bytes, aligned
  * to LAB09_LINE); nslots must be a power of two. Does not touch the shared
  * memory. */
 void lab09_ring_map(lab09_ring *r, void *mem, uint64_t nslots, size_t chunk);
 
-/* Set head = tail = start before anyone uses the ring. */
-void lab09_ring_reset(lab09_ring *r, uint64_t start);
-
 /* Call in a wait loop after a round without progress: spins briefly, then
  * yields the CPU (ranks may outnumber cores). *idle counts the idle rounds;
- * set it to 0 after progress. This function can't fail. */
+ * set it to 0 after progress. In the race check both ends of a ring take
+ * turns in one thread, and this is where they change places: a wait loop that
+ * does not call it never ends there. This function can't fail. */
 void lab09_backoff(unsigned *idle);
 
 /* --- written by the student in lab09.c, in the order of the handout --- */
@@ -100,5 +111,10 @@ cl_result lab09_sendrecv(lab09_ring *tx, const void *sbuf, size_t sbytes, lab09_
 /* In-place AllReduce of count elements of type t with op over c's ranks, on the
  * rings only (ReduceScatter then AllGather around the ring). */
 cl_result lab09_allreduce(lab09_comm *c, void *buf, size_t count, cl_dtype t, cl_op op);
+
+/* The shape of a ring for large transfers (bench): *nslots slots of *chunk
+ * bytes, nslots a power of two, in at most budget bytes of shared memory
+ * (lab09_ring_bytes(*nslots, *chunk) <= budget). */
+void lab09_geometry(size_t budget, uint64_t *nslots, size_t *chunk);
 
 #endif /* COMMLAB_LAB09_H */

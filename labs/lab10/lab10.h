@@ -1,5 +1,6 @@
 /* lab10.h: types and functions of lab 10 (CPU/NUMA affinity with hwloc).
- * The driver (driver.c) calls the functions you write in lab10.c. */
+ * The plug-in (driver.c) calls the functions you write in lab10.c; topology.c is code
+ * the lab gives you (loading a topology, finding its GPUs and NICs). */
 #ifndef COMMLAB_LAB10_H
 #define COMMLAB_LAB10_H
 
@@ -8,10 +9,10 @@
 #include "commlab.h"
 
 #define LAB10_MAX_DEVICES 64
-#define LAB10_LIST_LEN 512   /* one cpu list, mask or command line */
-#define LAB10_JOB_LEN 8192   /* a job-wide option (every rank's mask) or a rankfile */
+#define LAB10_LIST_LEN    512  /* one cpu list, mask or command line */
+#define LAB10_JOB_LEN     8192 /* a job-wide option (every rank's mask) or a rankfile */
 
-/* The GPUs and RDMA NICs of one server, as the driver found them in an hwloc
+/* The GPUs and RDMA NICs of one server, as topology.c finds them in an hwloc
  * topology: GPUs are NVIDIA PCI display/3D functions, NICs are PCI functions
  * that carry an OpenFabrics OS device; both in PCI bus-id order. */
 typedef struct lab10_devices {
@@ -28,11 +29,22 @@ typedef struct lab10_options {
     /* "numactl --physcpubind=0-23,48-71 --membind=0" */
     char numactl[LAB10_MAX_DEVICES][LAB10_LIST_LEN];
     char taskset[LAB10_MAX_DEVICES][LAB10_LIST_LEN]; /* "taskset -c 0-23,48-71" */
-    char slurm_mask[LAB10_JOB_LEN]; /* "--cpu-bind=mask_cpu:0xff00ff,0xff00ff00" */
-    char slurm_map[LAB10_JOB_LEN];  /* "--cpu-bind=map_cpu:0,1,24,25" */
+    char slurm_mask[LAB10_JOB_LEN];                  /* "--cpu-bind=mask_cpu:0xff00ff,0xff00ff00" */
+    char slurm_map[LAB10_JOB_LEN];                   /* "--cpu-bind=map_cpu:0,1,24,25" */
     char ompi_cpuset[LAB10_JOB_LEN]; /* "--cpu-set 0-47,48-95" (union of every rank's set) */
-    char rankfile[LAB10_JOB_LEN];   /* "rank 0=HOST slot=0-23,48-71\n..." (physical PUs) */
+    char ompi_map[LAB10_LIST_LEN];   /* "--map-by ppr:4:numa --bind-to core" */
+    char rankfile[LAB10_JOB_LEN];    /* "rank 0=HOST slot=0-23,48-71\n..." (physical PUs) */
 } lab10_options;
+
+/* --- given (topology.c) ------------------------------------------------------------ */
+
+/* Load the topology recorded in the hwloc XML text xml (len bytes), keeping
+ * every I/O object. CL_ERR_PARSE with hwloc's complaint for bad XML. */
+cl_result lab10_load_xml(const char *xml, size_t len, hwloc_topology_t *out);
+
+/* Find the GPUs and NICs of t (see lab10_devices). CL_ERR_INVALID when there
+ * are more than LAB10_MAX_DEVICES of either. */
+cl_result lab10_find_devices(hwloc_topology_t t, lab10_devices *d);
 
 /* --- written by the student in lab10.c, in the order of the handout --- */
 

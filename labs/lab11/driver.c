@@ -1,237 +1,553 @@
-/* driver.c: lab 11's harness: times compute, communication and the student's overlapped step.
+/* driver.c: lab 11's plug-in: a modelled GPU whose SMs compute and communicate, and the step.
  *
- *   lab11 overlap [--count N] [--gbps G] [--repeats R] --json FILE
- *       under mpirun -np 2 (cpu): every MPI_Iallreduce crosses the emulated
- *       link of netem.c (G GB/s, default 0.125: 1 Gb/s). The computation is
- *       sized to take 1.3 x as long as the AllReduce; then, R times, interleaved:
- *       compute alone, AllReduce alone (MPI_Iallreduce + MPI_Wait), and the
- *       student's overlapped step with fresh data, verified element by element.
- *   lab11 gpu [--count N] [--repeats R] --json FILE
- *       under mpirun, one rank per GPU (gpu.c): the same with a CUDA kernel and
- *       ncclAllReduce on the student's two streams.
- *   lab11 chunk ELEM_S SEGMENT_S COUNT --json FILE
- *       what lab11_chunk_elems answers.
+ *   lab11 model ranks=8 sms=132 layers=4 layer_s=1e-4 layer_bytes=8388608 alpha_s=3.4e-6
+ *         link_gbps=370 slot_bytes=524288 max_channels=32 channels=8 bucket_bytes=1.6e7
+ *         parts=4 bytes=3.2e7
+ *       your model's AllReduce time (bytes, channels), step time (the plan given),
+ *       and your plan for that machine
+ *   lab11 step [--backend cpu|sim] [--repeats 3]      (2 or more ranks)
+ *       measures the link and the library's AllReduce of the gradients, sizes the
+ *       kernels to --ratio x that AllReduce, asks your plan, then, each repeat:
+ *       the kernels alone, the library's AllReduce alone, your overlapped step
+ *   lab11 gpu [--repeats 5]                            (gpu, one rank per GPU)
+ *       your plan on real GPUs: see harness/gpu.c
  *
- * Step times are the slowest rank's. Only rank 0 writes the JSON.
+ * The modelled GPU (the lab's operation LAB11_OP_COMPUTE) is the harness's:
+ * a kernel part lasts layer_s / parts x S / (S - k), k the channels of the
+ * rank's transfers in flight when it starts (common/boundary/inspect.h), in
+ * virtual time on "sim" and spinning on "cpu" while MPI keeps moving the data,
+ * as a GPU's copy engines and communication kernels do without the host.
  */
+#include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/harness.h"
 #include "lab11.h"
-#include "lab11_gpu.h"
-#include "lab11_netem.h"
+#include "lab11_ops.h"
 
-#define MAX_REPEATS 64
-#define LINK_LATENCY_S 10e-6
-#define COMPUTE_OVER_COMM 1.3
+typedef struct model_args {
+    lab11_model m;
+    lab11_plan p; /* the plan whose step time is asked */
+    double bytes; /* the AllReduce whose time is asked */
+    int channels;
+    double allreduce_s, step_s; /* out */
+    int plan_status;            /* out */
+    lab11_plan plan;            /* out: your plan for m */
+} model_args;
 
-typedef struct options {
-    const char *mode, *json;
-    size_t count;
-    double gbps;
-    int repeats;
-} options;
+typedef struct step_args {
+    lab11_model m;
+    lab11_plan p;
+    float *grads, *scratch;
+} step_args;
 
-static double slowest(double t)
+#ifdef CL_STUDENT_SIDE
+
+static cl_result model(cl_comm *c, void *args)
 {
-    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return t;
-}
-
-static double comm_only(double *grad, double *sum, size_t count)
-{
-    MPI_Request req;
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
-    MPI_Iallreduce(grad, sum, (int)count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req);
-    MPI_Wait(&req, MPI_STATUS_IGNORE);
-    return slowest(MPI_Wtime() - t0);
-}
-
-static double compute_only(const lab11_task *t, double *next)
-{
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
-    lab11_compute(t, next, 0, t->count);
-    return slowest(MPI_Wtime() - t0);
-}
-
-/* Median of five runs of f: calibration must see the machine as the timed runs will. */
-#define MEDIAN5(expr)                                                                    \
-    ({                                                                                   \
-        double s_[5];                                                                    \
-        for (int i_ = 0; i_ < 5; i_++)                                                   \
-            s_[i_] = (expr);                                                             \
-        cl_median(s_, 5);                                                                \
-    })
-
-/* Size the computation to COMPUTE_OVER_COMM x the AllReduce: the AllReduce can
- * hide entirely behind it, with room for a loaded machine's jitter. */
-static void calibrate(lab11_task *t, double *grad, double *sum, double *next, int nranks)
-{
-    double comm = MEDIAN5(comm_only(grad, sum, t->count));
-    /* compute time is a + b * work: two probes give a and b */
-    t->work = 8;
-    double p8 = MEDIAN5(compute_only(t, next));
-    t->work = 40;
-    double p40 = MEDIAN5(compute_only(t, next));
-    double b = (p40 - p8) / 32, a = p8 - 8 * b;
-    double work = b > 0 ? (COMPUTE_OVER_COMM * comm - a) / b : 1;
-    MPI_Bcast(&work, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    t->work = work < 1 ? 1 : work > 1e6 ? 1000000 : (int)(work + 0.5);
-    t->elem_s = MEDIAN5(compute_only(t, next)) / (double)t->count;
-    MPI_Bcast(&t->elem_s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    t->segment_s = lab11_netem_segment_s(t->count * sizeof(double), nranks);
-}
-
-static long count_wrong(const double *a, const double *b, size_t n)
-{
-    long wrong = 0;
-    for (size_t i = 0; i < n; i++)
-        wrong += memcmp(&a[i], &b[i], sizeof a[i]) != 0;
-    return wrong;
-}
-
-static cl_result run_overlap(const options *o)
-{
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    lab11_netem_configure(o->gbps, LINK_LATENCY_S);
-    size_t n = o->count, bytes = n * sizeof(double);
-    double *grad = malloc(bytes), *sum = malloc(bytes), *next = malloc(bytes),
-           *want = malloc(bytes);
-    if (!grad || !sum || !next || !want)
-        return CL_ERR_NOMEM;
-    cl_pretouch(grad, bytes), cl_pretouch(sum, bytes), cl_pretouch(next, bytes);
-    cl_pretouch(want, bytes);
-    CL_CHECK(cl_data_fill(grad, 0, n, CL_FLOAT64, CL_SUM, rank, 1));
-    lab11_task t = {.count = n, .seed = 0x1ab11};
-    calibrate(&t, grad, sum, next, size);
-    lab11_compute(&t, want, 0, n);
-
-    double comp[MAX_REPEATS], comm[MAX_REPEATS], over[MAX_REPEATS];
-    long wrong_sum = 0, wrong_next = 0;
-    cl_result status = CL_OK;
-    int done = 0;
+    (void)c;
+    model_args *a = args;
+    a->allreduce_s = lab11_allreduce_s(&a->m, a->bytes, a->channels);
+    a->step_s = lab11_step_s(&a->m, &a->p);
     cl_clear_error();
-    for (int r = 0; r < o->repeats && status == CL_OK; r++, done++) {
-        comp[r] = compute_only(&t, next);
-        comm[r] = comm_only(grad, sum, n);
-        uint64_t seed = cl_data_hash(0x1100 + (uint64_t)r);
-        CL_CHECK(cl_data_fill(grad, 0, n, CL_FLOAT64, CL_SUM, rank, seed));
-        CL_CHECK(cl_data_poison(sum, n, CL_FLOAT64));
-        CL_CHECK(cl_data_poison(next, n, CL_FLOAT64));
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        status = lab11_overlap_step(MPI_COMM_WORLD, &t, grad, sum, next);
-        over[r] = slowest(MPI_Wtime() - t0);
-        int bad = status != CL_OK;
-        MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        if (bad) {
-            if (status == CL_OK)
-                status = CL_ERR_BACKEND;
-            break;
-        }
-        size_t w = 0;
-        CL_CHECK(cl_data_check(sum, 0, n, CL_FLOAT64, CL_SUM, size, seed, &w));
-        wrong_sum += (long)w;
-        wrong_next += count_wrong(next, want, n);
-    }
-    MPI_Allreduce(MPI_IN_PLACE, &wrong_sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &wrong_next, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) {
-        cl_json j;
-        CL_CHECK(cl_json_open(&j, o->json));
-        cl_json_object_start(&j, NULL);
-        cl_json_string(&j, "backend", "cpu");
-        cl_json_int(&j, "ranks", size);
-        cl_json_int(&j, "count", (long long)n);
-        cl_json_number(&j, "link_gbps", o->gbps);
-        cl_json_number(&j, "segment_s", t.segment_s);
-        cl_json_number(&j, "elem_s", t.elem_s);
-        cl_json_int(&j, "work", t.work);
-        cl_json_int(&j, "chunk", (long long)lab11_chunk_elems(&t));
-        cl_json_string(&j, "status", cl_result_str(status));
-        cl_json_string(&j, "error", cl_last_error());
-        cl_json_int(&j, "steps", done);
-        cl_json_int(&j, "wrong_sum", wrong_sum);
-        cl_json_int(&j, "wrong_next", wrong_next);
-        cl_json_number_array(&j, "compute_s", comp, (size_t)done);
-        cl_json_number_array(&j, "comm_s", comm, (size_t)done);
-        cl_json_number_array(&j, "overlap_s", over, (size_t)done);
-        cl_json_object_end(&j);
-        CL_CHECK(cl_json_close(&j));
-    }
-    free(grad), free(sum), free(next), free(want);
+    a->plan_status = lab11_plan_step(&a->m, &a->plan);
     return CL_OK;
 }
 
-static cl_result run_chunk(char **args, const char *json)
+static cl_result plan(cl_comm *c, void *args)
 {
-    lab11_task t = {.elem_s = strtod(args[0], NULL), .segment_s = strtod(args[1], NULL),
-                    .count = strtoull(args[2], NULL, 0)};
-    cl_json j;
-    CL_CHECK(cl_json_open(&j, json));
-    cl_json_object_start(&j, NULL);
-    cl_json_int(&j, "chunk", (long long)lab11_chunk_elems(&t));
-    cl_json_object_end(&j);
-    return cl_json_close(&j);
+    (void)c;
+    step_args *a = args;
+    return lab11_plan_step(&a->m, &a->p);
 }
 
-static int usage(void)
+static cl_result step(cl_comm *c, void *args)
 {
-    fprintf(stderr, "usage: lab11 overlap [--count N] [--gbps G] [--repeats R] --json FILE\n"
-                    "       lab11 gpu [--count N] [--repeats R] --json FILE\n"
-                    "       lab11 chunk ELEM_S SEGMENT_S COUNT --json FILE\n");
-    return 2;
+    step_args *a = args;
+    return lab11_step(c, &a->m, &a->p, a->grads, a->scratch);
 }
 
-int main(int argc, char **argv)
+/* The baseline: every kernel, whole, with nothing else going on. */
+static cl_result kernels(cl_comm *c, void *args)
 {
-    options o = {.count = 1 << 17, .gbps = 0.125, .repeats = 15};
-    char *pos[3];
-    int npos = 0;
-    if (argc < 2)
-        return usage();
-    o.mode = argv[1];
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--json") == 0 && v)
-            o.json = argv[++i];
-        else if (strcmp(a, "--count") == 0 && v)
-            o.count = strtoull(argv[++i], NULL, 0);
-        else if (strcmp(a, "--gbps") == 0 && v)
-            o.gbps = strtod(argv[++i], NULL);
-        else if (strcmp(a, "--repeats") == 0 && v)
-            o.repeats = atoi(argv[++i]);
-        else if (a[0] != '-' && npos < 3)
-            pos[npos++] = argv[i];
-        else
-            return usage();
+    step_args *a = args;
+    for (int l = a->m.layers - 1; l >= 0; l--)
+        CL_CHECK(lab11_compute(c, l, 0, 1));
+    return CL_OK;
+}
+
+CL_STUDENT_ENTRIES({"model", model}, {"plan", plan}, {"step", step}, {"kernels", kernels});
+
+#else
+
+#include <mpi.h>
+
+#include "boundary/inspect.h"
+#include "harness/lab11_gpu.h"
+#include "p2p_sim.h"
+
+/* --- the modelled GPU ------------------------------------------------------------------------ */
+
+#define MAX_RANKS 256
+
+typedef struct device {
+    const lab11_model *m;
+    int next_layer, next_part, parts;
+    int fill; /* "sim": a layer's gradient appears when its kernel ends */
+    float *grads;
+    uint64_t seed;
+    double kernel_s, sm_s;  /* time charged, and time x SMs taken by communication */
+    double start, last_end; /* the rank's clock at the step's start, at its last kernel's end */
+} device;
+
+static device dev[MAX_RANKS];
+
+static void device_reset(int rank, const lab11_model *m, float *grads, int fill, uint64_t seed)
+{
+    dev[rank] =
+        (device){.m = m, .next_layer = m->layers - 1, .grads = grads, .fill = fill, .seed = seed};
+}
+
+/* Offset (floats) of layer l's gradient: layers-1 comes first. */
+static size_t layer_offset(const lab11_model *m, int l)
+{
+    double off = 0;
+    for (int j = m->layers - 1; j > l; j--)
+        off += m->layer_bytes[j];
+    return (size_t)(off / sizeof(float));
+}
+
+/* Keep the device busy for s seconds of this rank's clock. */
+static cl_result busy(cl_comm *c, double s)
+{
+    if (strcmp(cl_comm_backend(c), "sim") == 0)
+        return cl_sim_compute(c, s);
+    double end = cl_comm_time(c) + s;
+    while (cl_comm_time(c) < end) { /* MPI moves the posted transfers meanwhile */
+        int flag;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        sched_yield(); /* the modelled kernel runs on the GPU, not on this core */
     }
-    if (!o.json || o.repeats < 1 || o.repeats > MAX_REPEATS || o.count < 64 ||
-        o.count > (1u << 28))
-        return usage();
-    cl_result rc;
-    if (strcmp(o.mode, "chunk") == 0) {
-        if (npos != 3)
-            return usage();
-        rc = run_chunk(pos, o.json);
-    } else if (strcmp(o.mode, "overlap") == 0 || strcmp(o.mode, "gpu") == 0) {
-        if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-            fprintf(stderr, "lab11: MPI_Init failed\n");
-            return 1;
+    return CL_OK;
+}
+
+static cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t bytes)
+{
+    (void)run;
+    lab11_compute_args *a = args;
+    int r = cl_comm_rank(c);
+    device *d = r < MAX_RANKS ? &dev[r] : NULL;
+    if (code != LAB11_OP_COMPUTE || bytes != sizeof *a || !d || !d->m) {
+        cl_set_error("lab 11 has no such operation here");
+        return CL_ERR_INVALID;
+    }
+    if (a->layer != d->next_layer || a->part != d->next_part || a->parts < 1 ||
+        a->parts > LAB11_MAX_PARTS || (a->part > 0 && a->parts != d->parts)) {
+        cl_set_error("kernel part %d/%d of layer %d out of order: next is part %d of layer %d",
+                     a->part, a->parts, a->layer, d->next_part, d->next_layer);
+        return CL_ERR_INVALID;
+    }
+    d->parts = a->parts;
+    int sms = d->m->sms, k = (cl_student_in_flight(c) + 1) / 2;
+    k = k > sms - 1 ? sms - 1 : k;
+    double s = d->m->layer_s[a->layer] / a->parts * sms / (sms - k);
+    d->kernel_s += s, d->sm_s += s * k;
+    CL_CHECK(busy(c, s));
+    d->last_end = cl_comm_time(c);
+    if (++d->next_part < a->parts)
+        return CL_OK;
+    if (d->fill) { /* the layer's gradients exist from now on */
+        size_t off = layer_offset(d->m, a->layer);
+        CL_CHECK(cl_fill(c, d->grads + off, (size_t)(d->m->layer_bytes[a->layer] / sizeof(float)),
+                         CL_FLOAT32, CL_SUM, d->seed, r, off));
+    }
+    d->next_part = 0;
+    d->next_layer--;
+    return CL_OK;
+}
+
+/* --- the model's cases ------------------------------------------------------------------------ */
+
+/* "v" or "v1,v2,..." into n values (one value: all n the same). */
+static cl_result values(cl_case *c, const char *key, double *out, int n)
+{
+    const char *text;
+    CL_CHECK(cl_case_str(c, key, &text));
+    int k = 0;
+    for (const char *p = text; *p && k < n; k++) {
+        char *end;
+        out[k] = strtod(p, &end);
+        if (end == p || (*end && *end != ',')) {
+            cl_set_error("%s: expected numbers separated by commas at '%.20s'", key, p);
+            return CL_ERR_INVALID;
         }
-        rc = strcmp(o.mode, "gpu") == 0 ? lab11_gpu_run(o.count, o.repeats, o.json)
-                                         : run_overlap(&o);
-        MPI_Finalize();
-    } else {
-        return usage();
+        p = *end ? end + 1 : end;
     }
-    if (rc != CL_OK)
-        fprintf(stderr, "lab11 %s: %s%s%s\n", o.mode, cl_result_str(rc),
-                cl_last_error()[0] ? ": " : "", cl_last_error());
-    return cl_exit_status(rc);
+    if (k == 1)
+        for (int i = 1; i < n; i++)
+            out[i] = out[0];
+    else if (k != n) {
+        cl_set_error("%s: %d values for %d layers", key, k, n);
+        return CL_ERR_INVALID;
+    }
+    return CL_OK;
 }
+
+static cl_result model_case(cl_case *c)
+{
+    model_args a;
+    long long n;
+    double v;
+    memset(&a, 0, sizeof a);
+    CL_CHECK(cl_case_int(c, "layers", &n));
+    if (n < 1 || n > LAB11_MAX_LAYERS) {
+        cl_set_error("layers=%lld (1 to %d)", n, LAB11_MAX_LAYERS);
+        return CL_ERR_INVALID;
+    }
+    a.m.layers = (int)n;
+    CL_CHECK(values(c, "layer_s", a.m.layer_s, a.m.layers));
+    CL_CHECK(values(c, "layer_bytes", a.m.layer_bytes, a.m.layers));
+    CL_CHECK(cl_case_int(c, "ranks", &n));
+    a.m.ranks = (int)n;
+    CL_CHECK(cl_case_int(c, "sms", &n));
+    a.m.sms = (int)n;
+    CL_CHECK(cl_case_int(c, "max_channels", &n));
+    a.m.max_channels = (int)n;
+    CL_CHECK(cl_case_num(c, "alpha_s", &a.m.alpha_s));
+    CL_CHECK(cl_case_num(c, "link_gbps", &v));
+    a.m.link_Bps = v * 1e9;
+    CL_CHECK(cl_case_num(c, "slot_bytes", &a.m.slot_bytes));
+    CL_CHECK(cl_case_int(c, "channels", &n));
+    a.p.channels = a.channels = (int)n;
+    CL_CHECK(cl_case_num(c, "bucket_bytes", &a.p.bucket_bytes));
+    CL_CHECK(cl_case_int(c, "parts", &n));
+    a.p.parts = (int)n;
+    CL_CHECK(cl_case_num(c, "bytes", &a.bytes));
+    cl_result rc = cl_case_call(c, "model", &a, sizeof a);
+    cl_row *row = cl_case_row(c);
+    cl_col_num(row, "allreduce_s", a.allreduce_s, "%.9g");
+    cl_col_num(row, "step_s", a.step_s, "%.9g");
+    cl_col_str(row, "plan_status", cl_result_str((cl_result)a.plan_status));
+    cl_col_int(row, "plan_channels", a.plan.channels);
+    cl_col_num(row, "plan_bucket_bytes", a.plan.bucket_bytes, "%.9g");
+    cl_col_int(row, "plan_parts", a.plan.parts);
+    return rc;
+}
+
+/* --- the step -----------------------------------------------------------------------------------
+ */
+
+/* A lab option as a size (nccl-tests' forms), or the backend's default. */
+static cl_result size_opt(cl_run *run, const char *name, size_t cpu, size_t sim, size_t *out)
+{
+    const char *v = cl_opt(run, name);
+    if (!v) {
+        *out = strcmp(cl_run_opts(run)->backend, "sim") == 0 ? sim : cpu;
+        return CL_OK;
+    }
+    return cl_parse_size(v, out);
+}
+
+/* One-way seconds of `bytes` between ranks 0 and 1 (the harness's own ping-pong),
+ * the maximum over ranks, median of 5. */
+static cl_result one_way(cl_comm *c, void *buf, size_t bytes, double *out)
+{
+    double t[5];
+    int r = cl_comm_rank(c);
+    for (int i = 0; i < 5; i++) {
+        CL_CHECK(cl_barrier(c));
+        double t0 = cl_comm_time(c);
+        for (int k = 0; k < 4 && r <= 1; k++) {
+            if (r == 0) {
+                CL_CHECK(cl_send(c, buf, bytes, 1));
+                CL_CHECK(cl_recv(c, buf, bytes, 1));
+            } else {
+                CL_CHECK(cl_recv(c, buf, bytes, 0));
+                CL_CHECK(cl_send(c, buf, bytes, 0));
+            }
+        }
+        t[i] = r <= 1 ? (cl_comm_time(c) - t0) / 8 : 0;
+        CL_CHECK(cl_agree_max(c, &t[i], 1));
+    }
+    *out = cl_median(t, 5);
+    return CL_OK;
+}
+
+/* The library's AllReduce of the gradients into result, timed. result is
+ * twice the gradients: the second half is the library's scratch on "sim". */
+static cl_result library(cl_comm *c, float *grads, float *result, size_t count, double *s)
+{
+    cl_coll_args a = {.sendbuf = grads,
+                      .recvbuf = result,
+                      .count = count,
+                      .dtype = CL_FLOAT32,
+                      .op = CL_SUM,
+                      .scratch = result + count,
+                      .scratch_bytes = count * sizeof(float)};
+    CL_CHECK(cl_barrier(c));
+    double t0 = cl_comm_time(c);
+    CL_CHECK(cl_library_coll(c, CL_COLL_ALLREDUCE, &a));
+    *s = cl_comm_time(c) - t0;
+    return cl_agree_max(c, s, 1);
+}
+
+/* The largest transfer of this rank's last call (its trace). */
+static size_t largest_message(const cl_comm *c)
+{
+    int n;
+    size_t most = 0;
+    const cl_trace_event *ev = cl_student_trace(c, &n);
+    for (int i = 0; i < n; i++)
+        if ((ev[i].op == CL_WOP_ISEND || ev[i].op == CL_WOP_IRECV) && ev[i].bytes > most)
+            most = ev[i].bytes;
+    return most;
+}
+
+/* The machine, the link as measured, and kernels sized to ratio x the library's AllReduce. */
+static cl_result build_model(cl_run *run, cl_comm *c, float *grads, float *result, size_t grad,
+                             size_t slot, lab11_model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->ranks = cl_comm_size(c);
+    m->sms = atoi(cl_opt(run, "sms"));
+    m->layers = atoi(cl_opt(run, "layers"));
+    m->max_channels = LAB11_MAX_CHANNELS;
+    double ratio = atof(cl_opt(run, "ratio"));
+    if (m->layers < 1 || m->layers > LAB11_MAX_LAYERS || m->sms <= m->max_channels ||
+        !(ratio > 0) || slot < sizeof(float) || grad < (size_t)m->layers * sizeof(float)) {
+        cl_set_error("bad --layers, --sms, --ratio, --slot or --grad");
+        return CL_ERR_INVALID;
+    }
+    double small, large, comm;
+    CL_CHECK(one_way(c, grads, 8, &small));
+    CL_CHECK(one_way(c, grads, slot, &large));
+    m->alpha_s = small;
+    m->link_Bps = (double)slot / fmax(large - small, 1e-9);
+    m->slot_bytes = (double)slot;
+    CL_CHECK(library(c, grads, result, grad / sizeof(float), &comm)); /* warm-up */
+    CL_CHECK(library(c, grads, result, grad / sizeof(float), &comm));
+    size_t per = grad / (size_t)m->layers / sizeof(float) * sizeof(float);
+    for (int l = 0; l < m->layers; l++) {
+        m->layer_bytes[l] = (double)(l == 0 ? grad - per * (size_t)(m->layers - 1) : per);
+        m->layer_s[l] = ratio * comm / m->layers;
+    }
+    return CL_OK;
+}
+
+/* Every rank must have got the same plan. */
+static cl_result same_plan(cl_comm *c, const lab11_plan *p)
+{
+    int64_t mx[3] = {p->channels, p->parts, llround(p->bucket_bytes)};
+    int64_t mn[3] = {-mx[0], -mx[1], -mx[2]};
+    CL_CHECK(cl_agree(c, CL_MAX, mx, 3));
+    CL_CHECK(cl_agree(c, CL_MAX, mn, 3));
+    if (mx[0] != -mn[0] || mx[1] != -mn[1] || mx[2] != -mn[2]) {
+        cl_set_error("your plan differs between ranks");
+        return CL_ERR_INVALID;
+    }
+    return CL_OK;
+}
+
+typedef struct sample {
+    double kernels_s, library_s, step_s, comm_sms;
+    double busy_s, compute_end_s; /* kernel time in the step; when its last kernel ended */
+    double wrong, unfinished, largest;
+} sample;
+
+/* One repeat: the kernels alone, the library's AllReduce alone, your step. */
+static cl_result repeat(cl_run *run, cl_comm *c, step_args *a, float *result, size_t count,
+                        sample *s)
+{
+    int r = cl_comm_rank(c), sim = strcmp(cl_comm_backend(c), "sim") == 0;
+    uint64_t seed;
+    cl_call_result res;
+    device_reset(r, &a->m, a->grads, 0, 0);
+    CL_CHECK(cl_barrier(c));
+    CL_CHECK(cl_student_run(c, "kernels", a, sizeof *a, CL_ALLOW_LAB, &res));
+    if (res.status != CL_OK)
+        return res.status;
+    s->kernels_s = res.seconds;
+    CL_CHECK(cl_agree_max(c, &s->kernels_s, 1));
+    CL_CHECK(library(c, a->grads, result, count, &s->library_s));
+    CL_CHECK(cl_fresh_seed(run, c, &seed));
+    if (sim) /* the kernels write the gradients; until then they are garbage */
+        CL_CHECK(cl_poison(c, a->grads, count * sizeof(float), CL_FLOAT32));
+    else
+        CL_CHECK(cl_fill(c, a->grads, count, CL_FLOAT32, CL_SUM, seed, r, 0));
+    device_reset(r, &a->m, a->grads, sim, seed);
+    CL_CHECK(cl_barrier(c));
+    dev[r].start = cl_comm_time(c);
+    CL_CHECK(cl_student_run(c, "step", a, sizeof *a, CL_ALLOW_P2P | CL_ALLOW_LOCAL | CL_ALLOW_LAB,
+                            &res));
+    if (res.status != CL_OK)
+        return res.status;
+    size_t wrong = 0;
+    CL_CHECK(cl_count_wrong(c, a->grads, count, CL_FLOAT32, CL_SUM, seed, 0, cl_comm_size(c), 0,
+                            &wrong));
+    double t[4] = {res.seconds, dev[r].kernel_s > 0 ? dev[r].sm_s / dev[r].kernel_s : 0,
+                   dev[r].kernel_s, dev[r].last_end - dev[r].start};
+    double v[3] = {(double)wrong, dev[r].next_layer >= 0, (double)largest_message(c)};
+    CL_CHECK(cl_agree_max(c, t, 4));
+    CL_CHECK(cl_agree_max(c, v + 2, 1));
+    CL_CHECK(cl_agree_sum(c, v, 2));
+    s->step_s = t[0], s->comm_sms = t[1], s->busy_s = t[2], s->compute_end_s = t[3];
+    s->wrong = v[0], s->unfinished = v[1], s->largest = v[2];
+    return CL_OK;
+}
+
+static cl_result step_mode(cl_run *run, cl_comm *c)
+{
+    step_args a;
+    size_t grad, slot;
+    int reps = cl_run_opts(run)->repeats > 16 ? 16 : cl_run_opts(run)->repeats;
+    CL_CHECK(size_opt(run, "grad", (size_t)32 << 20, (size_t)256 << 20, &grad));
+    CL_CHECK(size_opt(run, "slot", (size_t)4 << 20, (size_t)512 << 10, &slot));
+    grad = grad / sizeof(float) * sizeof(float);
+    float *result = NULL;
+    cl_result rc = CL_OK;
+    memset(&a, 0, sizeof a);
+    CL_TRY(cl_mem_alloc(c, grad, (void **)&a.grads));
+    CL_TRY(cl_mem_alloc(c, 2 * grad, (void **)&result));
+    CL_TRY(build_model(run, c, a.grads, result, grad, slot, &a.m));
+    cl_call_result res;
+    CL_TRY(cl_student_run(c, "plan", &a, sizeof a, 0, &res));
+    CL_TRY(res.status);
+    CL_TRY(same_plan(c, &a.p));
+    if (a.p.channels < 1 || a.p.channels > a.m.max_channels || !(a.p.bucket_bytes > 0) ||
+        a.p.parts < 1 || a.p.parts > LAB11_MAX_PARTS) {
+        cl_set_error("your plan (channels %d, bucket %g B, parts %d) is outside the rules",
+                     a.p.channels, a.p.bucket_bytes, a.p.parts);
+        rc = CL_ERR_INVALID;
+        goto done;
+    }
+    CL_TRY(cl_mem_alloc(c, (size_t)a.p.channels * slot, (void **)&a.scratch));
+    cl_report_int(run, "layers", a.m.layers);
+    cl_report_int(run, "sms", a.m.sms);
+    cl_report_num(run, "grad_bytes", (double)grad);
+    cl_report_num(run, "slot_bytes", a.m.slot_bytes);
+    cl_report_num(run, "alpha_us", a.m.alpha_s * 1e6);
+    cl_report_num(run, "link_gbps", a.m.link_Bps / 1e9);
+    cl_report_num(run, "layer_us", a.m.layer_s[0] * 1e6);
+    cl_report_int(run, "plan_channels", a.p.channels);
+    cl_report_num(run, "plan_bucket_bytes", a.p.bucket_bytes);
+    cl_report_int(run, "plan_parts", a.p.parts);
+    sample s[16];
+    for (int i = 0; i < reps; i++)
+        CL_TRY(repeat(run, c, &a, result, grad / sizeof(float), &s[i]));
+    double k[16], l[16], st[16], busy_s[16], end[16], sms = 0, wrong = 0, unfinished = 0,
+                                                      largest = 0;
+    for (int i = 0; i < reps; i++) {
+        k[i] = s[i].kernels_s, l[i] = s[i].library_s, st[i] = s[i].step_s;
+        busy_s[i] = s[i].busy_s, end[i] = s[i].compute_end_s;
+        sms = fmax(sms, s[i].comm_sms), wrong += s[i].wrong, unfinished += s[i].unfinished;
+        largest = fmax(largest, s[i].largest);
+    }
+    cl_row *row = cl_row_begin(run, c);
+    cl_col_nums(row, "kernels_s", k, (size_t)reps, "%.6f");
+    cl_col_nums(row, "allreduce_s", l, (size_t)reps, "%.6f");
+    cl_col_nums(row, "step_s", st, (size_t)reps, "%.6f");
+    cl_col_nums(row, "step_kernels_s", busy_s, (size_t)reps, "%.6f");
+    cl_col_nums(row, "last_kernel_end_s", end, (size_t)reps, "%.6f");
+    cl_col_num(row, "comm_sms", sms, "%.2f");
+    cl_col_int(row, "wrong", (long long)wrong);
+    cl_col_int(row, "unfinished", (long long)unfinished);
+    cl_col_int(row, "largest_message", (long long)largest);
+    cl_row_end(row);
+done:
+    if (a.scratch)
+        cl_mem_free(c, a.scratch);
+    if (result)
+        cl_mem_free(c, result);
+    if (a.grads)
+        cl_mem_free(c, a.grads);
+    return rc;
+}
+
+/* Your plan on real GPUs (harness/gpu.c): the model from this machine (its SMs,
+ * the link as measured, NCCL's AllReduce), your plan, then the real step. */
+static cl_result gpu_mode(cl_run *run, cl_comm *c)
+{
+    step_args a;
+    size_t grad;
+    int reps = cl_run_opts(run)->repeats > 16 ? 16 : cl_run_opts(run)->repeats;
+    CL_CHECK(size_opt(run, "grad", (size_t)256 << 20, (size_t)256 << 20, &grad));
+    grad = grad / sizeof(float) * sizeof(float);
+    float *result = NULL;
+    cl_result rc = CL_OK;
+    memset(&a, 0, sizeof a);
+    CL_TRY(cl_mem_alloc(c, grad, (void **)&a.grads));
+    CL_TRY(cl_mem_alloc(c, 2 * grad, (void **)&result));
+    CL_TRY(build_model(run, c, a.grads, result, grad, (size_t)512 << 10, &a.m));
+    CL_TRY(lab11_gpu_sms(&a.m.sms));
+    a.m.max_channels = a.m.sms / 4 < LAB11_MAX_CHANNELS ? a.m.sms / 4 : LAB11_MAX_CHANNELS;
+    cl_call_result res;
+    CL_TRY(cl_student_run(c, "plan", &a, sizeof a, 0, &res));
+    CL_TRY(res.status);
+    CL_TRY(same_plan(c, &a.p));
+    if (a.p.channels < 1 || a.p.channels > a.m.max_channels || !(a.p.bucket_bytes > 0)) {
+        cl_set_error("your plan (channels %d, bucket %g B) is outside the rules", a.p.channels,
+                     a.p.bucket_bytes);
+        rc = CL_ERR_INVALID;
+        goto done;
+    }
+    cl_report_int(run, "sms", a.m.sms);
+    cl_report_int(run, "plan_channels", a.p.channels);
+    cl_report_num(run, "plan_bucket_bytes", a.p.bucket_bytes);
+    lab11_gpu_sample s[16];
+    CL_TRY(lab11_gpu_steps(c, &a.m, &a.p, reps, s));
+    double k[16], l[16], st[16], wrong = 0;
+    for (int i = 0; i < reps; i++) {
+        k[i] = s[i].kernels_s, l[i] = s[i].allreduce_s, st[i] = s[i].step_s;
+        wrong += s[i].wrong_sum + s[i].wrong_out;
+    }
+    cl_row *row = cl_row_begin(run, c);
+    cl_col_nums(row, "kernels_s", k, (size_t)reps, "%.6f");
+    cl_col_nums(row, "allreduce_s", l, (size_t)reps, "%.6f");
+    cl_col_nums(row, "step_s", st, (size_t)reps, "%.6f");
+    cl_col_int(row, "wrong", (long long)wrong);
+    cl_row_end(row);
+done:
+    if (result)
+        cl_mem_free(c, result);
+    if (a.grads)
+        cl_mem_free(c, a.grads);
+    return rc;
+}
+
+static const cl_mode modes[] = {
+    {.name = "model",
+     .help = "your model's times and your plan for one machine",
+     .cases = model_case},
+    {.name = "step",
+     .help = "kernels alone, the library's AllReduce alone, your step",
+     .ranks = step_mode,
+     .min_ranks = 2,
+     .backends = "cpu,sim"},
+    {.name = "gpu",
+     .help = "your plan on real GPUs: kernels and bucketed ncclAllReduce",
+     .ranks = gpu_mode,
+     .min_ranks = 2,
+     .backends = "gpu"},
+    {0}};
+
+static const cl_option options[] = {
+    {.name = "layers", .help = "N  step: layers of the backward pass", .fallback = "24"},
+    {.name = "sms", .help = "S  step: SMs of the modelled GPU (H100 SXM: 132)", .fallback = "132"},
+    {.name = "ratio", .help = "R  step: kernels = R x the library's AllReduce", .fallback = "2.5"},
+    {.name = "grad", .help = "BYTES  step: gradients per rank (cpu 32M, sim 256M)"},
+    {.name = "slot", .help = "BYTES  step: a channel's largest message (cpu 4M, sim 512K)"},
+    {0}};
+
+const cl_lab cl_lab_def = {
+    .name = "lab11",
+    .title = "SM 资源与计算通信重叠",
+    .modes = modes,
+    .options = options,
+    .lab_op = lab_op,
+    .arena_bytes = (size_t)256 << 20, /* "cpu": the gradients, the result, the scratch */
+};
+
+#endif

@@ -1,36 +1,83 @@
-/* kernels.cu: lab 11's compute kernel: compute.c's loop, one thread per element. */
+/* kernels.cu: lab 11's GPU kernels: the compute kernel and the device-side checks. */
 #include <cuda_runtime.h>
 
 #include "lab11_kernels.h"
 
-__device__ static uint64_t mix(uint64_t x) /* cl_data_hash (common/data.c) */
+__device__ static float value_of(uint64_t seed, size_t i, int work)
 {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+    uint64_t x = seed ^ (i * 0x9e3779b97f4a7c15ULL);
+    for (int k = 0; k < work; k++) { /* a serial chain: no vectorising it away */
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        x ^= x >> 29;
+    }
+    return (float)(x >> 40); /* an integer below 2^24: exact in a float */
 }
 
-__global__ static void compute(double *out, size_t count, int work, uint64_t seed)
+__global__ static void compute(float *out, size_t count, int work, uint64_t seed)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
-         i += (size_t)gridDim.x * blockDim.x) {
-        uint64_t x = mix(seed ^ i);
-        for (int k = 0; k < work; k++) {
-            x = x * 6364136223846793005ull + 1442695040888963407ull;
-            x ^= x >> 29;
-        }
-        out[i] = (double)(x >> 40);
-    }
+         i += (size_t)gridDim.x * blockDim.x)
+        out[i] = value_of(seed, i, work);
 }
 
-extern "C" int lab11_kernel_launch(double *out, size_t count, int work, uint64_t seed,
-                                   void *stream)
+__global__ static void fill(float *buf, size_t count, float value)
 {
-    int threads = 256;
-    size_t blocks = (count + threads - 1) / threads;
-    if (blocks > 65535)
-        blocks = 65535;
-    compute<<<(unsigned)blocks, threads, 0, (cudaStream_t)stream>>>(out, count, work, seed);
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+         i += (size_t)gridDim.x * blockDim.x)
+        buf[i] = value;
+}
+
+__global__ static void count_ne(const float *buf, size_t count, float value,
+                                unsigned long long *wrong)
+{
+    unsigned long long mine = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+         i += (size_t)gridDim.x * blockDim.x)
+        mine += buf[i] != value;
+    if (mine)
+        atomicAdd(wrong, mine);
+}
+
+__global__ static void count_compute(const float *out, size_t count, int work, uint64_t seed,
+                                     unsigned long long *wrong)
+{
+    unsigned long long mine = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+         i += (size_t)gridDim.x * blockDim.x)
+        mine += out[i] != value_of(seed, i, work);
+    if (mine)
+        atomicAdd(wrong, mine);
+}
+
+static unsigned grid(size_t count)
+{
+    size_t blocks = (count + 255) / 256;
+    return (unsigned)(blocks > 4096 ? 4096 : blocks ? blocks : 1);
+}
+
+extern "C" int lab11_kernel_compute(float *out, size_t count, int work, uint64_t seed, int blocks,
+                                    void *stream)
+{
+    compute<<<(unsigned)blocks, 256, 0, (cudaStream_t)stream>>>(out, count, work, seed);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int lab11_kernel_fill(float *buf, size_t count, float value, void *stream)
+{
+    fill<<<grid(count), 256, 0, (cudaStream_t)stream>>>(buf, count, value);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int lab11_kernel_count_ne(const float *buf, size_t count, float value,
+                                     unsigned long long *wrong, void *stream)
+{
+    count_ne<<<grid(count), 256, 0, (cudaStream_t)stream>>>(buf, count, value, wrong);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int lab11_kernel_count_compute(const float *out, size_t count, int work, uint64_t seed,
+                                          unsigned long long *wrong, void *stream)
+{
+    count_compute<<<grid(count), 256, 0, (cudaStream_t)stream>>>(out, count, work, seed, wrong);
     return (int)cudaGetLastError();
 }

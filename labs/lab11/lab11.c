@@ -1,61 +1,46 @@
-/* lab11.c: lab 11, communication competing with computation, and overlapping them.
+/* lab11.c: lab 11, communication competing with computation for SMs, and overlapping them.
  *
- * A training step both computes (the next layer's gradients) and all-reduces
- * the gradients it already has. Done one after the other, the step costs
- * compute + comm; overlapped, close to max(compute, comm). On the cpu backend
- * you start the AllReduce with MPI_Iallreduce and keep it moving with
- * MPI_Test while computing; on a GPU you put the compute kernel and
- * ncclAllReduce on two streams. Read labs/lab11/README.md first; the TODOs
- * below follow its sections. Build with `make lab11`, grade with `./grade lab11`.
+ * A backward pass produces gradients layer by layer while they are summed over
+ * the ranks. You model what an AllReduce costs on C channels and what a whole
+ * step costs when the communication's channels take SMs from the compute
+ * kernels, choose the channel count, the bucket size and how finely to cut the
+ * kernels, and run the overlapped step with the lab's non-blocking AllReduce.
+ * Read labs/lab11/README.md first; the TODOs below follow its sections. Build
+ * with `make lab11`, grade with `./grade lab11`.
  */
+#include <math.h>
+
 #include "lab11.h"
 
-size_t lab11_chunk_elems(const lab11_task *t)
+double lab11_allreduce_s(const lab11_model *m, double bytes, int channels)
 {
-    // TODO(lab11) 1: how many elements to compute between two MPI_Test calls.
-    //   The link moves one segment in t->segment_s seconds and only takes the
-    //   next one when you call into MPI; one element costs t->elem_s seconds.
-    //   Return floor(segment_s / 4 / elem_s), at least 1, at most t->count.
-    (void)t;
+    // TODO(lab11) 1: the model's AllReduce time (section 1 of the handout).
+    (void)m, (void)bytes, (void)channels;
     return 0;
 }
 
-cl_result lab11_overlap_step(MPI_Comm comm, const lab11_task *t, double *grad, double *sum,
-                             double *next)
+double lab11_step_s(const lab11_model *m, const lab11_plan *p)
 {
-    // TODO(lab11) 2: the overlapped step.
-    //   1. MPI_Iallreduce(grad, sum, count, MPI_DOUBLE, MPI_SUM, comm, &req): it
-    //      returns at once; grad and sum belong to MPI until the request completes.
-    //   2. compute next[] chunk by chunk with lab11_compute(t, next, begin, end),
-    //      chunk = lab11_chunk_elems(t) (TODO 1), and call MPI_Test(&req, ...)
-    //      after every chunk: without those calls the AllReduce does not move.
-    //   3. MPI_Wait(&req, ...) once the computation is done (not before!).
-    //   Return CL_ERR_BACKEND (after cl_set_error) if an MPI call fails.
-    //   This lab allows MPI_Iallreduce, MPI_Test(all) and MPI_Wait(all); no
-    //   other MPI communication.
-    (void)comm, (void)t, (void)grad, (void)sum, (void)next;
+    // TODO(lab11) 2: the model's time of a whole step (section 2): buckets,
+    //   one AllReduce at a time, compute slowed while one runs.
+    (void)m, (void)p;
+    return 0;
+}
+
+cl_result lab11_plan_step(const lab11_model *m, lab11_plan *out)
+{
+    // TODO(lab11) 3: your decision (section 3): the channels, the bucket size and
+    //   the parts of every kernel for machine m.
+    (void)m, (void)out;
     return CL_ERR_NOT_IMPLEMENTED;
 }
 
-#ifdef CL_HAVE_CUDA
-cl_result lab11_gpu_streams(lab11_gpu *g)
+cl_result lab11_step(cl_comm *c, const lab11_model *m, const lab11_plan *p, float *grads,
+                     float *scratch)
 {
-    // TODO(lab11) 3: two streams with priorities.
-    //   cudaDeviceGetStreamPriorityRange(&least, &greatest) (greatest is the
-    //   numerically smaller value), then cudaStreamCreateWithPriority() with
-    //   cudaStreamNonBlocking: g->comm at `greatest`, g->compute at `least`, so
-    //   NCCL's kernel gets SMs as soon as it is launched.
-    (void)g;
+    // TODO(lab11) 4: the overlapped step (section 4): every layer's kernel in
+    //   parts, each bucket's AllReduce started as soon as its gradients exist
+    //   and kept moving between parts, everything finished before you return.
+    (void)c, (void)m, (void)p, (void)grads, (void)scratch;
     return CL_ERR_NOT_IMPLEMENTED;
 }
-
-cl_result lab11_overlap_step_gpu(lab11_gpu *g, const double *grad, double *sum, double *next)
-{
-    // TODO(lab11) 4: the overlapped GPU step.
-    //   Enqueue lab11_gpu_compute(&g->task, next, g->compute), then
-    //   ncclAllReduce(grad, sum, count, ncclDouble, ncclSum, g->nccl, g->comm);
-    //   only then synchronise both streams (cudaStreamSynchronize).
-    (void)g, (void)grad, (void)sum, (void)next;
-    return CL_ERR_NOT_IMPLEMENTED;
-}
-#endif /* CL_HAVE_CUDA */

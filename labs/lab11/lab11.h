@@ -1,85 +1,100 @@
-/* lab11.h: types and functions of lab 11 (overlapping communication with computation).
- * The driver (driver.c, netem.c, compute.c, gpu.c, kernels.cu) calls the functions you
- * write in lab11.c. */
+/* lab11.h: types and functions of lab 11 (SM contention and overlapping communication).
+ * The plug-in (driver.c) calls the functions you write in lab11.c; device.c and
+ * allreduce.c are code the lab gives you. */
 #ifndef COMMLAB_LAB11_H
 #define COMMLAB_LAB11_H
 
-#include <mpi.h>
 #include <stddef.h>
-#include <stdint.h>
 
+#include "coll.h"
 #include "commlab.h"
 
-/* One step's computation: out[i] for i < count, each element `work` rounds of
- * integer mixing (exact: every value is an integer below 2^24). */
-typedef struct lab11_task {
-    size_t count;       /* elements of grad, sum and next */
-    int work;           /* mixing rounds per element (the driver sizes it) */
-    uint64_t seed;
-    double elem_s;      /* measured seconds of compute per element */
-    double segment_s;   /* wire time of one segment of the emulated link (netem.c) */
-} lab11_task;
+#define LAB11_MAX_LAYERS   64
+#define LAB11_MAX_CHANNELS 32
+#define LAB11_MAX_PARTS    64
 
-/* --- given (netem.c): the emulated link ------------------------------------
- * On the cpu backend every AllReduce of this lab crosses an emulated network
- * link (netem.c, see the handout): these five MPI calls are routed there. You
- * write standard MPI code; the calls below behave as MPI's, plus the link. */
-int lab11_net_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
-                         MPI_Op op, MPI_Comm comm, MPI_Request *request);
-int lab11_net_test(MPI_Request *request, int *flag, MPI_Status *status);
-int lab11_net_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
-int lab11_net_wait(MPI_Request *request, MPI_Status *status);
-int lab11_net_waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
-#define MPI_Iallreduce lab11_net_iallreduce
-#define MPI_Test lab11_net_test
-#define MPI_Testall lab11_net_testall
-#define MPI_Wait lab11_net_wait
-#define MPI_Waitall lab11_net_waitall
+/* One training step's backward pass on every rank, and the machine it runs on.
+ * Layers are computed from layers-1 down to 0; layer l produces layer_bytes[l]
+ * of float gradients, which lie in the gradient buffer in that order (layer
+ * layers-1 first), and must be summed over the ranks (an AllReduce). */
+typedef struct lab11_model {
+    int ranks;                            /* p */
+    int sms;                              /* S: streaming multiprocessors of one GPU */
+    int layers;                           /* L */
+    double layer_s[LAB11_MAX_LAYERS];     /* layer l's kernel alone on all S SMs, seconds */
+    double layer_bytes[LAB11_MAX_LAYERS]; /* layer l's gradient, bytes (a multiple of 4) */
+    double alpha_s;                       /* latency of one message */
+    double link_Bps;                      /* bytes/s a rank's messages share, each way */
+    double slot_bytes;                    /* K: the largest message of one channel */
+    int max_channels;                     /* at most LAB11_MAX_CHANNELS */
+} lab11_model;
 
-/* --- given (compute.c): the computation ----------------------------------- */
+/* Your decisions for a step. */
+typedef struct lab11_plan {
+    int channels;        /* C: ring channels of every AllReduce, 1 .. max_channels */
+    double bucket_bytes; /* a bucket closes once it holds at least this many bytes */
+    int parts;           /* each layer's kernel runs in this many parts, 1 .. LAB11_MAX_PARTS */
+} lab11_plan;
 
-/* out[i] = the value of element i, for begin <= i < end. This function can't fail. */
-void lab11_compute(const lab11_task *t, double *out, size_t begin, size_t end);
+/* --- given (device.c): the modelled GPU ------------------------------------------- */
 
-/* --- written by the student in lab11.c, in the order of the handout -------- */
+/* Run part `part` of `parts` of layer `layer`'s backward kernel on this rank's
+ * GPU (a model kept by the harness): it takes layer_s[layer] / parts, slowed by
+ * S / (S - k) while k of the SMs run communication (k: the channels of this
+ * rank's transfers in flight when it starts). When a layer's last part ends,
+ * its gradient appears in the gradient buffer. Layers go from layers-1 down to
+ * 0 and parts in order; anything else is CL_ERR_INVALID. */
+cl_result lab11_compute(cl_comm *c, int layer, int part, int parts);
 
-/* Elements to compute between two progress calls so that the emulated link
- * is fed at least 4 times per segment: floor(segment_s / 4 / elem_s), at
- * least 1 and at most count. */
-size_t lab11_chunk_elems(const lab11_task *t);
+/* --- given (allreduce.c): a non-blocking ring AllReduce ---------------------------- */
 
-/* One overlapped step on the cpu backend: sum = AllReduce(grad) over comm
- * (MPI_SUM of doubles, started with MPI_Iallreduce) while next[0..count) is
- * computed with lab11_compute(), progressing the AllReduce with MPI_Test
- * between chunks; return when both are done. grad must not be modified while
- * the AllReduce is in flight. Returns CL_OK or CL_ERR_BACKEND. */
-cl_result lab11_overlap_step(MPI_Comm comm, const lab11_task *t, double *grad, double *sum,
-                             double *next);
+/* A sum AllReduce of `count` floats in place, over the ring of all ranks, on
+ * `channels` channels: every block of the ring is cut into one slice per
+ * channel, and every channel moves its slice in messages of at most slot
+ * floats, one at a time, all channels in lock step (a round). scratch holds
+ * channels x slot floats. It never blocks except in lab11_ar_finish(), and it
+ * tests a round only once the model (m's latency and bandwidth) says the round
+ * could be over: a test that finds it unfinished costs time. */
+typedef struct lab11_allreduce {
+    cl_comm *comm;
+    float *buf, *scratch;
+    size_t count, slot;
+    int channels, rank, ranks, step;
+    size_t piece;                  /* index of the current piece of every channel's slice */
+    int in_flight;                 /* requests of the current round */
+    double alpha_s, link_Bps, due; /* the model's link; when this round should be over */
+    cl_request req[2 * LAB11_MAX_CHANNELS];
+    size_t off[LAB11_MAX_CHANNELS], len[LAB11_MAX_CHANNELS]; /* this round's pieces */
+    int done;
+} lab11_allreduce;
 
-#ifdef CL_HAVE_CUDA
-#include <cuda_runtime.h>
-#include <nccl.h>
+/* Start: post the first round. CL_ERR_INVALID for bad arguments. */
+cl_result lab11_ar_start(lab11_allreduce *ar, cl_comm *c, const lab11_model *m, float *buf,
+                         float *scratch, size_t count, int channels, size_t slot);
 
-/* The GPU side of one rank (gpu.c fills nccl and the task). */
-typedef struct lab11_gpu {
-    ncclComm_t nccl;
-    cudaStream_t compute; /* created by lab11_gpu_streams */
-    cudaStream_t comm;    /* created by lab11_gpu_streams */
-    lab11_task task;
-} lab11_gpu;
+/* Move on without waiting: when this round's transfers have finished, reduce
+ * and post the next round. *done = 1 once the AllReduce is complete. */
+cl_result lab11_ar_progress(lab11_allreduce *ar, int *done);
 
-/* Given (kernels.cu): enqueue the computation of out[0..count) on stream s. */
-cl_result lab11_gpu_compute(const lab11_task *t, double *out, cudaStream_t s);
+/* Block until the AllReduce is complete. */
+cl_result lab11_ar_finish(lab11_allreduce *ar);
 
-/* Create g->compute and g->comm: the communication stream with the greatest
- * priority of cudaDeviceGetStreamPriorityRange, the compute stream with the
- * least, both non-blocking. Returns CL_OK or CL_ERR_BACKEND. */
-cl_result lab11_gpu_streams(lab11_gpu *g);
+/* --- written by the student in lab11.c, in the order of the handout --- */
 
-/* One overlapped step on the GPU: lab11_gpu_compute() of next on g->compute and
- * ncclAllReduce(grad -> sum) on g->comm, both in flight at once; return when
- * both streams are done. Device pointers. Returns CL_OK or CL_ERR_BACKEND. */
-cl_result lab11_overlap_step_gpu(lab11_gpu *g, const double *grad, double *sum, double *next);
-#endif
+/* The model's time of one AllReduce of `bytes` on `channels` channels. */
+double lab11_allreduce_s(const lab11_model *m, double bytes, int channels);
+
+/* The model's time of a whole step under plan p (the handout's event model). */
+double lab11_step_s(const lab11_model *m, const lab11_plan *p);
+
+/* Choose the plan for machine m. CL_ERR_INVALID for an impossible model. */
+cl_result lab11_plan_step(const lab11_model *m, lab11_plan *out);
+
+/* Run one overlapped step on this rank: every layer's kernel (lab11_compute)
+ * and the AllReduce of the gradients in grads (sum, in place) under plan p.
+ * scratch holds p->channels x slot floats (slot = m->slot_bytes / 4). Return when
+ * both are done. */
+cl_result lab11_step(cl_comm *c, const lab11_model *m, const lab11_plan *p, float *grads,
+                     float *scratch);
 
 #endif /* COMMLAB_LAB11_H */

@@ -1,4 +1,4 @@
-/* lab11_kernels.h: lab 11's compute kernel (kernels.cu), callable from C. */
+/* lab11_kernels.h: lab 11's GPU kernels (kernels.cu), callable from the harness's C. */
 #ifndef COMMLAB_LAB11_KERNELS_H
 #define COMMLAB_LAB11_KERNELS_H
 
@@ -9,9 +9,23 @@
 extern "C" {
 #endif
 
-/* Launch out[i] = lab11_compute's value of element i (i < count) on stream (a
- * cudaStream_t). Returns a cudaError_t value (0 on success). */
-int lab11_kernel_launch(double *out, size_t count, int work, uint64_t seed, void *stream);
+/* Each launch returns a cudaError_t value (0 on success); stream is a cudaStream_t. */
+
+/* The stand-in for a layer's backward kernel: out[i] = `work` rounds of integer
+ * mixing of (seed, i), for i < count, over `blocks` blocks of 256 threads. */
+int lab11_kernel_compute(float *out, size_t count, int work, uint64_t seed, int blocks,
+                         void *stream);
+
+/* buf[i] = value for i < count. */
+int lab11_kernel_fill(float *buf, size_t count, float value, void *stream);
+
+/* *wrong += elements of buf that differ from value (wrong: device memory). */
+int lab11_kernel_count_ne(const float *buf, size_t count, float value, unsigned long long *wrong,
+                          void *stream);
+
+/* *wrong += elements of out that are not lab11_kernel_compute's values. */
+int lab11_kernel_count_compute(const float *out, size_t count, int work, uint64_t seed,
+                               unsigned long long *wrong, void *stream);
 
 #ifdef __cplusplus
 }

@@ -1,18 +1,16 @@
 /* lab02.c: lab 02, discovering the NVLink/PCIe topology of a server.
  *
- * You turn the text of `nvidia-smi topo -m` into a link matrix (the model
- * of common/topo.h), and on a GPU machine ask the CUDA runtime the same
- * questions to compare. Read labs/lab02/README.md first; the TODOs below are
- * in the order of its sections. Build with `make lab02`, grade with
- * `./grade lab02`.
+ * You turn the text of `nvidia-smi topo -m` into a link matrix (the model of
+ * common/topo.h), answer the questions chapter 1 asks of a server before any
+ * parallel layout is chosen (NVLink domains, paths across the SMP
+ * interconnect, whether a TP group stays in one domain), and decide which NIC
+ * each GPU uses. Read labs/lab02/README.md first; the TODOs below are in the
+ * order of its sections. Build with `make lab02`, grade with `./grade lab02`.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef CL_HAVE_CUDA
-#include <cuda_runtime.h>
-#endif
 
 #include "lab02.h"
 
@@ -22,8 +20,8 @@ cl_result lab02_parse_code(const char *code, cl_link *out)
     static const struct {
         const char *code;
         cl_link_kind kind;
-    } fixed[] = {{"X", CL_LINK_SELF},   {"PIX", CL_LINK_PIX},   {"PXB", CL_LINK_PXB},
-                 {"PHB", CL_LINK_PHB},  {"NODE", CL_LINK_NODE}, {"SYS", CL_LINK_SYS}};
+    } fixed[] = {{"X", CL_LINK_SELF},  {"PIX", CL_LINK_PIX},   {"PXB", CL_LINK_PXB},
+                 {"PHB", CL_LINK_PHB}, {"NODE", CL_LINK_NODE}, {"SYS", CL_LINK_SYS}};
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
         if (strcmp(code, fixed[i].code) == 0) {
@@ -44,11 +42,9 @@ cl_result lab02_parse_code(const char *code, cl_link *out)
     return CL_ERR_PARSE;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab02) 1: legend codes.
-    //   "X" is the device itself; "NV<n>" is a bond of n >= 1 NVLinks (nvlinks = n);
-    //   "PIX", "PXB", "PHB", "NODE", "SYS" are PCIe/SMP paths (see the handout's table).
-    //   Fill out->kind, out->nvlinks (0 unless NVLink) and out->code (the code as given).
-    //   Anything else: cl_set_error("unknown link code '%s'", code); return CL_ERR_PARSE.
+    // TODO(lab02) 1: classify one legend code (handout section 1): fill out->kind,
+    //   out->nvlinks (0 unless NVLink) and out->code. Anything that is not a legend
+    //   code: cl_set_error() naming it, and CL_ERR_PARSE.
     (void)code, (void)out;
     return CL_ERR_NOT_IMPLEMENTED;
     END SKELETON */
@@ -67,7 +63,6 @@ static size_t code_length(const char *s)
     return 0;
 }
 /* END SOLUTION */
-
 int lab02_split_codes(const char *text, char codes[][8], int want, const char **rest)
 {
     /* BEGIN SOLUTION */
@@ -76,11 +71,11 @@ int lab02_split_codes(const char *text, char codes[][8], int want, const char **
     while (n < want) {
         while (*p == ' ' || *p == '\t')
             p++;
-        if (*p == '\0' || *p == '\n')
+        if (*p == '\0' || *p == '\n' || *p == '\r')
             break;
         size_t len = code_length(p);
         if (len == 0 || len >= 8) {
-            int word = (int)strcspn(p, " \t\n");
+            int word = (int)strcspn(p, " \t\r\n");
             cl_set_error("unknown link code '%.*s'", word, p);
             return -1;
         }
@@ -93,18 +88,17 @@ int lab02_split_codes(const char *text, char codes[][8], int want, const char **
     return n;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab02) 2: split a row into codes.
-    //   Skip spaces and tabs; at each position take the legend code that starts
-    //   there ("NV" + digits, NODE, SYS, PIX, PXB, PHB, X) even when the next code
-    //   follows without a space ("SYSSYS" is two cells). Stop after `want` codes
-    //   and set *rest to what follows. Text that is no code: cl_set_error(...) and
-    //   return -1.
+    // TODO(lab02) 2: split a row's cells into legend codes (handout section 2), glued
+    //   cells included. Return how many you found (at most `want`) and point *rest at
+    //   the text after them; -1 (after cl_set_error) at text that is no code.
     (void)text, (void)codes, (void)want, (void)rest;
     return -1;
     END SKELETON */
 }
 
 /* BEGIN SOLUTION */
+#define LINE_MAX_BYTES 4096
+
 enum column { COL_CPU, COL_NUMA, COL_GPU_NUMA };
 
 typedef struct header {
@@ -113,6 +107,24 @@ typedef struct header {
     int ncols;
     enum column cols[4]; /* affinity columns after the devices, in order */
 } header;
+
+/* Copy the line at *p into buf without its end of line and move *p past it.
+ * Returns 1, 0 at the end of the text, -1 when the line does not fit. */
+static int next_line(const char **p, char *buf, size_t n)
+{
+    const char *start = *p;
+    if (*start == '\0')
+        return 0;
+    size_t len = strcspn(start, "\n");
+    *p = start[len] ? start + len + 1 : start + len;
+    if (len > 0 && start[len - 1] == '\r')
+        len--;
+    if (len >= n)
+        return -1;
+    memcpy(buf, start, len);
+    buf[len] = '\0';
+    return 1;
+}
 
 /* Split a header word that may hold several glued device names ("NIC7NIC8")
  * into names of the form letters, digits, optional "_digits". */
@@ -204,15 +216,19 @@ static cl_result parse_affinity(const header *h, char *rest, cl_device *d)
     return CL_OK;
 }
 
-/* "  NIC0: mlx5_0" -> the NIC's real name. */
-static void apply_legend_line(const char *line, cl_topo *t)
+/* "  NIC0: mlx5_0" in the NIC legend: the NIC's real name. */
+static cl_result apply_legend_line(const char *line, cl_topo *t)
 {
     char label[CL_TOPO_NAME_LEN], name[CL_TOPO_NAME_LEN];
     if (sscanf(line, " %31[A-Za-z0-9_]: %31s", label, name) != 2)
-        return;
+        return CL_OK;
     for (int i = 0; i < t->ndevices; i++)
-        if (strcmp(t->dev[i].label, label) == 0 && t->dev[i].kind == CL_DEV_NIC)
+        if (strcmp(t->dev[i].label, label) == 0 && t->dev[i].kind == CL_DEV_NIC) {
             snprintf(t->dev[i].name, sizeof t->dev[i].name, "%s", name);
+            return CL_OK;
+        }
+    cl_set_error("the NIC legend names '%s', which is no NIC of the matrix", label);
+    return CL_ERR_PARSE;
 }
 
 static int starts_header(const char *line)
@@ -251,21 +267,26 @@ static cl_result parse_row(const header *h, char *line, int row, cl_topo *t)
     return parse_affinity(h, (char *)rest, &t->dev[row]);
 }
 /* END SOLUTION */
-
-cl_result lab02_parse_topo(FILE *f, const char *path, cl_topo *out)
+cl_result lab02_parse_topo(const char *text, const char *path, cl_topo *out)
 {
     /* BEGIN SOLUTION */
     static header h; /* large; the parser is not re-entrant */
-    char line[4096];
-    int lineno = 0, rows = -1; /* -1: header not seen yet */
+    static char line[LINE_MAX_BYTES];
+    int lineno = 0, rows = -1, legend = 0; /* rows -1: header not seen yet */
+    const char *p = text;
     memset(out, 0, sizeof *out);
-    while (fgets(line, sizeof line, f)) {
+    for (;;) {
+        int got = next_line(&p, line, sizeof line);
+        if (got == 0)
+            break;
         lineno++;
-        line[strcspn(line, "\r\n")] = '\0';
-        if (line[strspn(line, " \t")] == '\0')
-            continue;
         cl_result rc = CL_OK;
-        if (rows < 0) {
+        if (got < 0) {
+            cl_set_error("line longer than %d bytes", LINE_MAX_BYTES - 1);
+            rc = CL_ERR_PARSE;
+        } else if (line[strspn(line, " \t")] == '\0') {
+            continue;
+        } else if (rows < 0) {
             if (!starts_header(line))
                 continue; /* text before the matrix */
             rc = parse_header(line, &h);
@@ -288,8 +309,10 @@ cl_result lab02_parse_topo(FILE *f, const char *path, cl_topo *out)
                 rc = parse_row(&h, line, rows, out);
                 rows++;
             }
-        } else {
-            apply_legend_line(line, out);
+        } else if (strstr(line, "NIC Legend")) {
+            legend = 1;
+        } else if (legend) {
+            rc = apply_legend_line(line, out);
         }
         if (rc != CL_OK) {
             char why[400];
@@ -309,71 +332,166 @@ cl_result lab02_parse_topo(FILE *f, const char *path, cl_topo *out)
     return CL_OK;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab02) 3: the whole file.
-    //   a) Skip text until the header line (it starts with GPU0). Its words are the
-    //      device labels (split glued ones like "NIC7NIC8"), then the affinity
-    //      columns "CPU Affinity", "NUMA Affinity", "GPU NUMA ID".
-    //   b) One row per device, in header order: its label, one code per device
-    //      (lab02_split_codes, lab02_parse_code; X on the diagonal only), then the
-    //      affinity values: set numa_given when the NUMA column has a value;
-    //      "N/A" means none (numa_node stays -1).
-    //   c) After the matrix, "NIC0: mlx5_0" lines rename NIC0 to mlx5_0 (label stays).
-    //   d) Every error: cl_set_error("%s:%d: reason", path, line) and CL_ERR_PARSE.
-    (void)f, (void)path, (void)out;
+    // TODO(lab02) 3: the whole output of `nvidia-smi topo -m` (handout section 3): the
+    //   header, one row per device, the affinity columns, the NIC legend. Every error:
+    //   cl_set_error("%s:%d: reason", path, line) and CL_ERR_PARSE.
+    (void)text, (void)path, (void)out;
     return CL_ERR_NOT_IMPLEMENTED;
     END SKELETON */
 }
 
-cl_result lab02_probe_gpus(lab02_probe *out)
+/* BEGIN SOLUTION */
+static int is_gpu(const cl_topo *t, int i) { return t->dev[i].kind == CL_DEV_GPU; }
+
+static int nvlinked(const cl_topo *t, int i, int j)
+{
+    return t->link[i][j].kind == CL_LINK_NVLINK && t->link[j][i].kind == CL_LINK_NVLINK;
+}
+
+/* The largest clique of cand[k..n) joined to every member of cur (include-first
+ * search: among cliques of one size, the first found has the smallest members). */
+static void grow(const cl_topo *t, const int *cand, int n, int k, int *cur, int ncur, int *best,
+                 int *nbest)
+{
+    if (ncur > *nbest) {
+        memcpy(best, cur, (size_t)ncur * sizeof *cur);
+        *nbest = ncur;
+    }
+    for (int i = k; i < n && ncur + (n - i) > *nbest; i++) {
+        int ok = 1;
+        for (int m = 0; m < ncur && ok; m++)
+            ok = nvlinked(t, cur[m], cand[i]);
+        if (ok) {
+            cur[ncur] = cand[i];
+            grow(t, cand, n, i + 1, cur, ncur + 1, best, nbest);
+        }
+    }
+}
+/* END SOLUTION */
+int lab02_nvlink_domains(const cl_topo *t, int domain[CL_TOPO_MAX_DEVICES])
 {
     /* BEGIN SOLUTION */
-#ifdef CL_HAVE_CUDA
-    memset(out, 0, sizeof *out);
-    cudaError_t e = cudaGetDeviceCount(&out->ngpus);
-    if (e != cudaSuccess || out->ngpus == 0) {
-        cl_set_error("no usable GPU (%s)", e != cudaSuccess ? cudaGetErrorName(e) : "0 devices");
-        return CL_ERR_UNSUPPORTED;
+    int ndomains = 0;
+    for (int i = 0; i < t->ndevices; i++)
+        domain[i] = -1;
+    for (int i = 0; i < t->ndevices; i++) {
+        if (!is_gpu(t, i) || domain[i] >= 0)
+            continue;
+        int cand[CL_TOPO_MAX_DEVICES], n = 0, cur[CL_TOPO_MAX_DEVICES], best[CL_TOPO_MAX_DEVICES];
+        for (int j = i + 1; j < t->ndevices; j++)
+            if (is_gpu(t, j) && domain[j] < 0 && nvlinked(t, i, j))
+                cand[n++] = j;
+        int nbest = 0;
+        cur[0] = i;
+        grow(t, cand, n, 0, cur, 1, best, &nbest);
+        for (int m = 0; m < nbest; m++)
+            domain[best[m]] = ndomains;
+        ndomains++;
     }
-    if (out->ngpus > CL_TOPO_MAX_DEVICES)
-        out->ngpus = CL_TOPO_MAX_DEVICES;
-    for (int i = 0; i < out->ngpus; i++) {
-        char path[128];
-        if (cudaDeviceGetPCIBusId(out->busid[i], sizeof out->busid[i], i) != cudaSuccess) {
-            cl_set_error("cudaDeviceGetPCIBusId(%d) failed", i);
-            return CL_ERR_BACKEND;
-        }
-        for (char *c = out->busid[i]; *c; c++)
-            *c = (char)tolower((unsigned char)*c);
-        out->numa_node[i] = -1;
-        snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/numa_node", out->busid[i]);
-        FILE *f = fopen(path, "r");
-        if (f) {
-            if (fscanf(f, "%d", &out->numa_node[i]) != 1)
-                out->numa_node[i] = -1;
-            fclose(f);
-        }
-        for (int j = 0; j < out->ngpus; j++) {
-            if (i == j)
-                continue;
-            cudaDeviceCanAccessPeer(&out->can_access[i][j], i, j);
-            cudaDeviceGetP2PAttribute(&out->perf_rank[i][j], cudaDevP2PAttrPerformanceRank, i, j);
-        }
-    }
-    return CL_OK;
-#else
-    (void)out;
-    cl_set_error("this build has no CUDA runtime");
-    return CL_ERR_UNSUPPORTED;
-#endif
+    return ndomains;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab02) 4: ask the CUDA runtime (GPU machines only).
-    //   Inside #ifdef CL_HAVE_CUDA: cudaGetDeviceCount (an error or 0 devices:
-    //   CL_ERR_UNSUPPORTED); per GPU cudaDeviceGetPCIBusId (lower-case it) and
-    //   /sys/bus/pci/devices/<busid>/numa_node; per pair cudaDeviceCanAccessPeer and
-    //   cudaDeviceGetP2PAttribute(..., cudaDevP2PAttrPerformanceRank, ...).
-    //   Without CL_HAVE_CUDA return CL_ERR_UNSUPPORTED.
-    (void)out;
+    // TODO(lab02) 4: the NVLink domains (handout section 4): domain[i] for every
+    //   device, -1 for devices that are no GPU; return how many domains there are.
+    (void)t, (void)domain;
+    return -1;
+    END SKELETON */
+}
+
+int lab02_sys_pairs(const cl_topo *t)
+{
+    /* BEGIN SOLUTION */
+    int n = 0;
+    for (int i = 0; i < t->ndevices; i++)
+        for (int j = i + 1; j < t->ndevices; j++)
+            n += is_gpu(t, i) && is_gpu(t, j) && t->link[i][j].kind == CL_LINK_SYS;
+    return n;
+    /* END SOLUTION */
+    /* BEGIN SKELETON
+    // TODO(lab02) 5a: count the GPU pairs whose connection crosses SYS (section 5).
+    (void)t;
+    return -1;
+    END SKELETON */
+}
+
+int lab02_group_domains(const cl_topo *t, const int domain[CL_TOPO_MAX_DEVICES], const int *group,
+                        int n)
+{
+    /* BEGIN SOLUTION */
+    (void)t;
+    int seen[CL_TOPO_MAX_DEVICES] = {0}, count = 0;
+    for (int k = 0; k < n; k++) {
+        int d = domain[group[k]];
+        if (d < 0 || d >= CL_TOPO_MAX_DEVICES)
+            return -1;
+        count += !seen[d];
+        seen[d] = 1;
+    }
+    return count;
+    /* END SOLUTION */
+    /* BEGIN SKELETON
+    // TODO(lab02) 5b: how many NVLink domains the GPUs of group span (section 5).
+    (void)t, (void)domain, (void)group, (void)n;
+    return -1;
+    END SKELETON */
+}
+
+/* BEGIN SOLUTION */
+/* Rank of a GPU-NIC path: smaller is nearer. */
+static int distance(cl_link_kind k)
+{
+    switch (k) {
+    case CL_LINK_NVLINK: return 0;
+    case CL_LINK_PIX: return 1;
+    case CL_LINK_PXB: return 2;
+    case CL_LINK_PHB: return 3;
+    case CL_LINK_NODE: return 4;
+    case CL_LINK_SYS: return 5;
+    default: return 6;
+    }
+}
+/* END SOLUTION */
+cl_result lab02_assign_nics(const cl_topo *t, int nic[CL_TOPO_MAX_DEVICES])
+{
+    /* BEGIN SOLUTION */
+    /* GPUs with the fewest nearest NICs choose first; each takes the least used
+     * of its nearest NICs (lowest index on a tie). */
+    int nearest[CL_TOPO_MAX_DEVICES][CL_TOPO_MAX_DEVICES], count[CL_TOPO_MAX_DEVICES] = {0};
+    int load[CL_TOPO_MAX_DEVICES] = {0}, order[CL_TOPO_MAX_DEVICES], ngpus = 0;
+    for (int g = 0; g < t->ndevices; g++) {
+        nic[g] = -1;
+        if (!is_gpu(t, g))
+            continue;
+        int best = 7;
+        for (int j = 0; j < t->ndevices; j++)
+            if (t->dev[j].kind == CL_DEV_NIC && distance(t->link[g][j].kind) < best)
+                best = distance(t->link[g][j].kind);
+        for (int j = 0; j < t->ndevices; j++)
+            if (t->dev[j].kind == CL_DEV_NIC && distance(t->link[g][j].kind) == best)
+                nearest[g][count[g]++] = j;
+        if (count[g])
+            order[ngpus++] = g;
+    }
+    for (int a = 1; a < ngpus; a++) /* stable insertion sort by count */
+        for (int b = a; b > 0 && count[order[b]] < count[order[b - 1]]; b--) {
+            int x = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = x;
+        }
+    for (int a = 0; a < ngpus; a++) {
+        int g = order[a], pick = nearest[g][0];
+        for (int k = 1; k < count[g]; k++)
+            if (load[nearest[g][k]] < load[pick])
+                pick = nearest[g][k];
+        nic[g] = pick;
+        load[pick]++;
+    }
+    return CL_OK;
+    /* END SOLUTION */
+    /* BEGIN SKELETON
+    // TODO(lab02) 6: your decision (handout section 6): for every GPU one of its
+    //   nearest NICs, spread so that the busiest NIC serves as few GPUs as possible.
+    (void)t, (void)nic;
     return CL_ERR_NOT_IMPLEMENTED;
     END SKELETON */
 }

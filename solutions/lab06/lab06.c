@@ -4,8 +4,9 @@
  * binomial trees for any number of ranks, model their cost with alpha, beta
  * and gamma, and pick the cheapest per message size. Read labs/lab06/README.md
  * first; the TODOs below are in the order of its sections. Build with
- * `make lab06`, grade with `./grade lab06`. Only point-to-point calls:
- * MPI's and NCCL's collectives are detected and fail the lab.
+ * `make lab06`, grade with `./grade lab06`. Only the point-to-point interface
+ * and the local operations exist here, and the harness checks that each
+ * algorithm sends the messages of its own pattern.
  */
 #include "lab06.h"
 
@@ -29,8 +30,8 @@ static int real_rank(int newrank, int rem)
 }
 
 /* Fold: returns this rank's newrank, or -1 when it sits out. */
-static cl_result fold_in(cl_comm *c, void *buf, size_t count, cl_dtype t, cl_op op,
-                         void *scratch, int *newrank)
+static cl_result fold_in(cl_comm *c, void *buf, size_t count, cl_dtype t, cl_op op, void *scratch,
+                         int *newrank)
 {
     int p = cl_comm_size(c), r = cl_comm_rank(c), rem = p - pow2_below(p);
     size_t bytes = count * cl_dtype_size(t);
@@ -67,8 +68,8 @@ static int log2_ceil(int p)
 }
 /* END SOLUTION */
 
-cl_result lab06_recursive_doubling(cl_comm *comm, const void *sendbuf, void *recvbuf,
-                                   size_t count, cl_dtype t, cl_op op, void *scratch)
+cl_result lab06_recursive_doubling(cl_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+                                   cl_dtype t, cl_op op, void *scratch)
 {
     /* BEGIN SOLUTION */
     int p = cl_comm_size(comm), p2 = pow2_below(p), rem = p - p2, nr;
@@ -83,16 +84,11 @@ cl_result lab06_recursive_doubling(cl_comm *comm, const void *sendbuf, void *rec
     return fold_out(comm, recvbuf, count, t);
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab06) 1: recursive doubling AllReduce, any p.
-    //   a) Copy sendbuf into recvbuf and work there; receive into scratch.
-    //   b) p not a power of two: p2 = largest power of two <= p, rem = p - p2.
-    //      Ranks 0..2*rem-1 pair up: the even rank sends its vector to rank+1,
-    //      which reduces it into its own and continues as newrank = rank/2; the
-    //      even rank sits out. The others continue as newrank = rank - rem.
-    //   c) For mask = 1, 2, 4, ... < p2: exchange the whole vector with the rank
-    //      whose newrank is newrank ^ mask (cl_sendrecv) and reduce it in.
-    //      newrank n is real rank 2n+1 when n < rem, n + rem otherwise.
-    //   d) The odd ranks of the pairs send the result back to rank-1.
+    // TODO(lab06) 1: recursive doubling AllReduce on any number of ranks (handout,
+    //   section 1 and "Ranks that are not a power of two"): log2(p2) exchanges of the
+    //   whole vector, each with a partner twice as far as the last, and the fold of
+    //   the handout around them when p is not a power of two. The result ends in
+    //   recvbuf on every rank; sendbuf must not change; scratch is yours.
     (void)comm, (void)sendbuf, (void)recvbuf, (void)count, (void)t, (void)op, (void)scratch;
     return CL_ERR_NOT_IMPLEMENTED;
     END SKELETON */
@@ -139,17 +135,11 @@ cl_result lab06_rabenseifner(cl_comm *comm, const void *sendbuf, void *recvbuf, 
     return fold_out(comm, buf, count, t);
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab06) 2: Rabenseifner's AllReduce (halving-doubling), any p.
-    //   Same fold as TODO 1 for p not a power of two. Among the p2 survivors,
-    //   split the vector into p2 blocks (the lab05 partition of count over p2).
-    //   a) Recursive halving (a ReduceScatter): your range starts as blocks
-    //      [0, p2). For mask = p2/2, p2/4, ..., 1: the partner is newrank ^ mask;
-    //      if newrank & mask keep the upper half of the range, else the lower;
-    //      send the other half, receive the partner's copy of the kept half into
-    //      scratch, reduce it in. You end with block newrank fully reduced.
-    //   b) Recursive doubling (an AllGather): for mask = 1, 2, ..., p2/2 swap your
-    //      range with the partner's (the adjacent range of the same size) in place.
-    //   c) Unfold as in TODO 1. Moves 2(p2-1)/p2 of the vector instead of log p2 times it.
+    // TODO(lab06) 2: Rabenseifner's AllReduce on any number of ranks (handout,
+    //   section 2): a recursive-halving ReduceScatter over the p2 blocks of lab05's
+    //   partition (the part exchanged halves every step), then a recursive-doubling
+    //   AllGather that brings the blocks back (it doubles every step), inside the
+    //   same fold as TODO 1.
     (void)comm, (void)sendbuf, (void)recvbuf, (void)count, (void)t, (void)op, (void)scratch;
     return CL_ERR_NOT_IMPLEMENTED;
     END SKELETON */
@@ -174,11 +164,10 @@ cl_result lab06_binomial_bcast(cl_comm *comm, void *buf, size_t count, cl_dtype 
     return CL_OK;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab06) 3: binomial-tree Broadcast from root, in place in buf.
-    //   Work with vr = (rank - root) mod p. Find the lowest set bit `mask` of vr:
-    //   receive from vr - mask (real rank: + root, mod p). The root has no such
-    //   bit: it starts with mask = the smallest power of two >= p. Then for mask/2,
-    //   mask/4, ..., 1 send to vr + mask when that is < p. ceil(log2 p) rounds.
+    // TODO(lab06) 3: binomial-tree Broadcast of buf from root, in place (handout,
+    //   section 3): every rank but the root receives the whole vector once, from
+    //   its parent in the tree rooted at root, then forwards it to its children;
+    //   ceil(log2 p) rounds in all.
     (void)comm, (void)buf, (void)count, (void)t, (void)root;
     return CL_ERR_NOT_IMPLEMENTED;
     END SKELETON */
@@ -204,11 +193,10 @@ cl_result lab06_binomial_reduce(cl_comm *comm, const void *sendbuf, void *recvbu
     return CL_OK;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab06) 4a: binomial-tree Reduce to root (the Broadcast run backwards).
-    //   Copy sendbuf into recvbuf and accumulate there. With vr = (rank - root)
-    //   mod p, for mask = 1, 2, 4, ...: if vr & mask, send your partial result to
-    //   vr - mask and stop; otherwise receive from vr + mask (if < p) into scratch
-    //   and reduce it in.
+    // TODO(lab06) 4a: binomial-tree Reduce to root (handout, section 3): the
+    //   Broadcast's tree walked from the leaves up; each rank combines what its
+    //   children send with its own vector and sends the partial result to its
+    //   parent. The result ends in root's recvbuf.
     (void)comm, (void)sendbuf, (void)recvbuf, (void)count, (void)t, (void)op, (void)root,
         (void)scratch;
     return CL_ERR_NOT_IMPLEMENTED;
@@ -223,8 +211,8 @@ cl_result lab06_tree_allreduce(cl_comm *comm, const void *sendbuf, void *recvbuf
     return lab06_binomial_bcast(comm, recvbuf, count, t, 0);
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab06) 4b: AllReduce = binomial Reduce to rank 0, then binomial
-    //   Broadcast of recvbuf from rank 0.
+    // TODO(lab06) 4b: the tree AllReduce: your binomial Reduce to rank 0, then your
+    //   binomial Broadcast from rank 0.
     (void)comm, (void)sendbuf, (void)recvbuf, (void)count, (void)t, (void)op, (void)scratch;
     return CL_ERR_NOT_IMPLEMENTED;
     END SKELETON */
@@ -235,33 +223,23 @@ double lab06_cost(lab06_algo a, int p, double bytes, const lab06_model *m)
     /* BEGIN SOLUTION */
     if (p <= 1)
         return 0.0;
-    double al = m->alpha_s, n = bytes, nb = bytes * m->beta_s_per_byte;
-    double ng = bytes * m->gamma_s_per_byte;
+    double al = m->alpha_s, nb = bytes * m->beta_s_per_byte, ng = bytes * m->gamma_s_per_byte;
     int p2 = pow2_below(p), l2 = log2_ceil(p2);
     double fold = p == p2 ? 0.0 : 2 * al + 2 * nb + ng;
-    (void)n;
     switch (a) {
-    case LAB06_RING:
-        return 2.0 * (p - 1) * al + 2.0 * (p - 1) / p * nb + (double)(p - 1) / p * ng;
-    case LAB06_RECURSIVE_DOUBLING:
-        return l2 * (al + nb + ng) + fold;
+    case LAB06_RING: return 2.0 * (p - 1) * al + 2.0 * (p - 1) / p * nb + (double)(p - 1) / p * ng;
+    case LAB06_RECURSIVE_DOUBLING: return l2 * (al + nb + ng) + fold;
     case LAB06_RABENSEIFNER:
         return 2.0 * l2 * al + 2.0 * (p2 - 1) / p2 * nb + (double)(p2 - 1) / p2 * ng + fold;
-    case LAB06_BINOMIAL_TREE:
-        return log2_ceil(p) * (2 * al + 2 * nb + ng);
-    default:
-        return 1e300;
+    case LAB06_BINOMIAL_TREE: return log2_ceil(p) * (2 * al + 2 * nb + ng);
+    default: return 1e300;
     }
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab06) 5: the handout's cost formulas (section "Cost model"), with
-    //   n = bytes, p2 = largest power of two <= p, L = log2(p2), and
-    //   fold = 2 alpha + 2 n beta + n gamma when p != p2 (else 0):
-    //     ring        2(p-1) alpha + 2(p-1)/p n beta + (p-1)/p n gamma
-    //     rec. doubl. L (alpha + n beta + n gamma) + fold
-    //     Rabenseifner 2 L alpha + 2(p2-1)/p2 n beta + (p2-1)/p2 n gamma + fold
-    //     tree        ceil(log2 p) (2 alpha + 2 n beta + n gamma)
-    //   Every algorithm costs 0 when p == 1.
+    // TODO(lab06) 5: the alpha-beta-gamma cost of algorithm a for an AllReduce of
+    //   `bytes` on p ranks, as the handout's section 4 counts it (steps, bytes sent and
+    //   bytes reduced on the critical path, and the fold when p is not a power of
+    //   two); 0 when p == 1.
     (void)a, (void)p, (void)bytes, (void)m;
     return -1.0;
     END SKELETON */
@@ -277,8 +255,8 @@ lab06_algo lab06_select(int p, double bytes, const lab06_model *m)
     return best;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab06) 6a: return the algorithm with the smallest lab06_cost(); on a
-    //   tie the one that comes first in lab06_algo.
+    // TODO(lab06) 6a: the algorithm with the smallest lab06_cost() (any one of them
+    //   on a tie).
     (void)p, (void)bytes, (void)m;
     return LAB06_ALGO_COUNT;
     END SKELETON */
@@ -297,15 +275,12 @@ cl_result lab06_allreduce(cl_comm *comm, const void *sendbuf, void *recvbuf, siz
         return lab06_rabenseifner(comm, sendbuf, recvbuf, count, t, op, scratch);
     case LAB06_BINOMIAL_TREE:
         return lab06_tree_allreduce(comm, sendbuf, recvbuf, count, t, op, scratch);
-    default:
-        cl_set_error("lab06_select returned no algorithm");
-        return CL_ERR_INVALID;
+    default: cl_set_error("lab06_select returned no algorithm"); return CL_ERR_INVALID;
     }
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab06) 6b: run the algorithm lab06_select() picks for count * size
-    //   bytes on this communicator. Every rank gets the same model, so every
-    //   rank picks the same algorithm.
+    // TODO(lab06) 6b: run the algorithm lab06_select() picks for this vector on this
+    //   communicator. Every rank is given the same model, so every rank picks the same.
     (void)comm, (void)sendbuf, (void)recvbuf, (void)count, (void)t, (void)op, (void)scratch,
         (void)m;
     return CL_ERR_NOT_IMPLEMENTED;

@@ -1,117 +1,168 @@
-/* lab11.c: lab 11, communication competing with computation, and overlapping them.
+/* lab11.c: lab 11, communication competing with computation for SMs, and overlapping them.
  *
- * A training step both computes (the next layer's gradients) and all-reduces
- * the gradients it already has. Done one after the other, the step costs
- * compute + comm; overlapped, close to max(compute, comm). On the cpu backend
- * you start the AllReduce with MPI_Iallreduce and keep it moving with
- * MPI_Test while computing; on a GPU you put the compute kernel and
- * ncclAllReduce on two streams. Read labs/lab11/README.md first; the TODOs
- * below follow its sections. Build with `make lab11`, grade with `./grade lab11`.
+ * A backward pass produces gradients layer by layer while they are summed over
+ * the ranks. You model what an AllReduce costs on C channels and what a whole
+ * step costs when the communication's channels take SMs from the compute
+ * kernels, choose the channel count, the bucket size and how finely to cut the
+ * kernels, and run the overlapped step with the lab's non-blocking AllReduce.
+ * Read labs/lab11/README.md first; the TODOs below follow its sections. Build
+ * with `make lab11`, grade with `./grade lab11`.
  */
+#include <math.h>
+
 #include "lab11.h"
 
-size_t lab11_chunk_elems(const lab11_task *t)
+double lab11_allreduce_s(const lab11_model *m, double bytes, int channels)
 {
     /* BEGIN SOLUTION */
-    double per = t->elem_s > 0 ? t->segment_s / 4.0 / t->elem_s : (double)t->count;
-    size_t chunk = per < 1 ? 1 : per > (double)t->count ? t->count : (size_t)per;
-    return chunk ? chunk : 1;
+    int p = m->ranks;
+    if (p <= 1 || bytes <= 0)
+        return 0;
+    /* 2(p-1) ring steps; in each, a channel moves bytes/(pC) in pieces of at
+     * most K, one piece per round, and a round's C pieces share the link. */
+    double rounds = ceil(bytes / ((double)p * channels * m->slot_bytes));
+    return 2.0 * (p - 1) * (rounds * m->alpha_s + bytes / p / m->link_Bps);
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab11) 1: how many elements to compute between two MPI_Test calls.
-    //   The link moves one segment in t->segment_s seconds and only takes the
-    //   next one when you call into MPI; one element costs t->elem_s seconds.
-    //   Return floor(segment_s / 4 / elem_s), at least 1, at most t->count.
-    (void)t;
+    // TODO(lab11) 1: the model's AllReduce time (section 1 of the handout).
+    (void)m, (void)bytes, (void)channels;
     return 0;
     END SKELETON */
 }
 
-cl_result lab11_overlap_step(MPI_Comm comm, const lab11_task *t, double *grad, double *sum,
-                             double *next)
+double lab11_step_s(const lab11_model *m, const lab11_plan *p)
 {
     /* BEGIN SOLUTION */
-    MPI_Request req;
-    if (MPI_Iallreduce(grad, sum, (int)t->count, MPI_DOUBLE, MPI_SUM, comm, &req) != MPI_SUCCESS) {
-        cl_set_error("MPI_Iallreduce failed");
-        return CL_ERR_BACKEND;
-    }
-    size_t chunk = lab11_chunk_elems(t);
-    int done = 0;
-    for (size_t begin = 0; begin < t->count; begin += chunk) {
-        size_t end = begin + chunk < t->count ? begin + chunk : t->count;
-        lab11_compute(t, next, begin, end);
-        if (!done && MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-            cl_set_error("MPI_Test failed");
-            return CL_ERR_BACKEND;
+    double rate = (double)(m->sms - p->channels) / m->sms; /* compute speed under comm */
+    double size[LAB11_MAX_LAYERS], ready[LAB11_MAX_LAYERS], t = 0, comm_end = 0, acc = 0;
+    int nq = 0, head = 0;
+    for (int l = m->layers - 1; l >= 0; l--) {
+        double w = m->layer_s[l]; /* work left, seconds on all SMs */
+        while (w > 0) {
+            while (head < nq && comm_end <= t) { /* the link is free and a bucket waits */
+                comm_end =
+                    fmax(comm_end, ready[head]) + lab11_allreduce_s(m, size[head], p->channels);
+                head++;
+            }
+            if (comm_end <= t) {
+                t += w, w = 0;
+            } else if (t + w / rate <= comm_end) {
+                t += w / rate, w = 0;
+            } else {
+                w -= (comm_end - t) * rate;
+                t = comm_end;
+            }
+        }
+        acc += m->layer_bytes[l];
+        if (acc >= p->bucket_bytes || l == 0) {
+            size[nq] = acc, ready[nq++] = t;
+            acc = 0;
         }
     }
-    if (!done && MPI_Wait(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-        cl_set_error("MPI_Wait failed");
-        return CL_ERR_BACKEND;
+    while (head < nq) { /* one AllReduce at a time, in bucket order */
+        comm_end = fmax(comm_end, ready[head]) + lab11_allreduce_s(m, size[head], p->channels);
+        head++;
     }
+    return fmax(t, comm_end);
+    /* END SOLUTION */
+    /* BEGIN SKELETON
+    // TODO(lab11) 2: the model's time of a whole step (section 2): buckets,
+    //   one AllReduce at a time, compute slowed while one runs.
+    (void)m, (void)p;
+    return 0;
+    END SKELETON */
+}
+
+cl_result lab11_plan_step(const lab11_model *m, lab11_plan *out)
+{
+    /* BEGIN SOLUTION */
+    if (m->layers < 1 || m->layers > LAB11_MAX_LAYERS || m->max_channels < 1 ||
+        m->max_channels >= m->sms || !(m->slot_bytes > 0) || !(m->link_Bps > 0)) {
+        cl_set_error("no plan for this model (layers %d, channels %d of %d SMs)", m->layers,
+                     m->max_channels, m->sms);
+        return CL_ERR_INVALID;
+    }
+    /* Every channel count, and every bucket that closes at a layer boundary. */
+    double best = INFINITY, acc = 0;
+    for (int k = m->layers - 1; k >= 0; k--) {
+        acc += m->layer_bytes[k];
+        for (int c = 1; c <= m->max_channels; c++) {
+            lab11_plan p = {.channels = c, .bucket_bytes = acc, .parts = 1};
+            double t = lab11_step_s(m, &p);
+            if (t < best) {
+                best = t;
+                *out = p;
+            }
+        }
+    }
+    /* Cut the kernels so that a part lasts about one round of the AllReduce:
+     * the next round is posted only between parts. */
+    double round = m->alpha_s + out->channels * m->slot_bytes / m->link_Bps, longest = 0;
+    for (int l = 0; l < m->layers; l++)
+        longest = fmax(longest, m->layer_s[l]);
+    double parts = ceil(longest / round);
+    out->parts = parts < 1 ? 1 : parts > LAB11_MAX_PARTS ? LAB11_MAX_PARTS : (int)parts;
     return CL_OK;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab11) 2: the overlapped step.
-    //   1. MPI_Iallreduce(grad, sum, count, MPI_DOUBLE, MPI_SUM, comm, &req): it
-    //      returns at once; grad and sum belong to MPI until the request completes.
-    //   2. compute next[] chunk by chunk with lab11_compute(t, next, begin, end),
-    //      chunk = lab11_chunk_elems(t) (TODO 1), and call MPI_Test(&req, ...)
-    //      after every chunk: without those calls the AllReduce does not move.
-    //   3. MPI_Wait(&req, ...) once the computation is done (not before!).
-    //   Return CL_ERR_BACKEND (after cl_set_error) if an MPI call fails.
-    //   This lab allows MPI_Iallreduce, MPI_Test(all) and MPI_Wait(all); no
-    //   other MPI communication.
-    (void)comm, (void)t, (void)grad, (void)sum, (void)next;
+    // TODO(lab11) 3: your decision (section 3): the channels, the bucket size and
+    //   the parts of every kernel for machine m.
+    (void)m, (void)out;
     return CL_ERR_NOT_IMPLEMENTED;
     END SKELETON */
 }
 
-#ifdef CL_HAVE_CUDA
-cl_result lab11_gpu_streams(lab11_gpu *g)
+cl_result lab11_step(cl_comm *c, const lab11_model *m, const lab11_plan *p, float *grads,
+                     float *scratch)
 {
     /* BEGIN SOLUTION */
-    int least = 0, greatest = 0;
-    if (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess ||
-        cudaStreamCreateWithPriority(&g->comm, cudaStreamNonBlocking, greatest) != cudaSuccess ||
-        cudaStreamCreateWithPriority(&g->compute, cudaStreamNonBlocking, least) != cudaSuccess) {
-        cl_set_error("cannot create the prioritised streams");
-        return CL_ERR_BACKEND;
+    size_t slot = (size_t)(m->slot_bytes / sizeof(float)), off[LAB11_MAX_LAYERS],
+           len[LAB11_MAX_LAYERS], start = 0;
+    int nb = 0, next = 0, active = 0, done = 0;
+    double acc = 0;
+    lab11_allreduce ar;
+    for (int l = m->layers - 1; l >= 0; l--) {
+        for (int part = 0; part < p->parts; part++) {
+            CL_CHECK(lab11_compute(c, l, part, p->parts));
+            if (active) { /* keep the AllReduce moving between parts */
+                CL_CHECK(lab11_ar_progress(&ar, &done));
+                active = !done;
+            }
+            if (!active && next < nb) {
+                CL_CHECK(lab11_ar_start(&ar, c, m, grads + off[next], scratch, len[next],
+                                        p->channels, slot));
+                active = !ar.done, next++;
+            }
+        }
+        acc += m->layer_bytes[l];
+        if (acc >= p->bucket_bytes || l == 0) { /* this bucket's gradients all exist now */
+            off[nb] = start, len[nb] = (size_t)(acc / sizeof(float));
+            start += len[nb++];
+            acc = 0;
+        }
+        if (!active && next < nb) {
+            CL_CHECK(lab11_ar_start(&ar, c, m, grads + off[next], scratch, len[next], p->channels,
+                                    slot));
+            active = !ar.done, next++;
+        }
+    }
+    while (active || next < nb) {
+        if (active)
+            CL_CHECK(lab11_ar_finish(&ar));
+        active = 0;
+        if (next < nb) {
+            CL_CHECK(lab11_ar_start(&ar, c, m, grads + off[next], scratch, len[next], p->channels,
+                                    slot));
+            active = !ar.done, next++;
+        }
     }
     return CL_OK;
     /* END SOLUTION */
     /* BEGIN SKELETON
-    // TODO(lab11) 3: two streams with priorities.
-    //   cudaDeviceGetStreamPriorityRange(&least, &greatest) (greatest is the
-    //   numerically smaller value), then cudaStreamCreateWithPriority() with
-    //   cudaStreamNonBlocking: g->comm at `greatest`, g->compute at `least`, so
-    //   NCCL's kernel gets SMs as soon as it is launched.
-    (void)g;
+    // TODO(lab11) 4: the overlapped step (section 4): every layer's kernel in
+    //   parts, each bucket's AllReduce started as soon as its gradients exist
+    //   and kept moving between parts, everything finished before you return.
+    (void)c, (void)m, (void)p, (void)grads, (void)scratch;
     return CL_ERR_NOT_IMPLEMENTED;
     END SKELETON */
 }
-
-cl_result lab11_overlap_step_gpu(lab11_gpu *g, const double *grad, double *sum, double *next)
-{
-    /* BEGIN SOLUTION */
-    CL_CHECK(lab11_gpu_compute(&g->task, next, g->compute));
-    if (ncclAllReduce(grad, sum, g->task.count, ncclDouble, ncclSum, g->nccl, g->comm) !=
-            ncclSuccess ||
-        cudaStreamSynchronize(g->comm) != cudaSuccess ||
-        cudaStreamSynchronize(g->compute) != cudaSuccess) {
-        cl_set_error("the overlapped GPU step failed");
-        return CL_ERR_BACKEND;
-    }
-    return CL_OK;
-    /* END SOLUTION */
-    /* BEGIN SKELETON
-    // TODO(lab11) 4: the overlapped GPU step.
-    //   Enqueue lab11_gpu_compute(&g->task, next, g->compute), then
-    //   ncclAllReduce(grad, sum, count, ncclDouble, ncclSum, g->nccl, g->comm);
-    //   only then synchronise both streams (cudaStreamSynchronize).
-    (void)g, (void)grad, (void)sum, (void)next;
-    return CL_ERR_NOT_IMPLEMENTED;
-    END SKELETON */
-}
-#endif /* CL_HAVE_CUDA */

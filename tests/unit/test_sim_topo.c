@@ -23,7 +23,7 @@ static void build(const char *text, double nv, double pci, double sys)
     assert_non_null(f);
     assert_int_equal(cl_topo_parse_smi(f, "test", &topo), CL_OK);
     fclose(f);
-    cl_sim_topo_params p = {nv, pci, sys};
+    cl_sim_topo_params p = {.nvlink_gbps = nv, .pci_gbps = pci, .sys_gbps = sys};
     assert_int_equal(cl_sim_topo_net_build(&topo, &p, &net), CL_OK);
 }
 

@@ -3,20 +3,24 @@
 from tests.labs.mutants import Mutant
 
 MUTANTS = [
-    Mutant("NVLS moves S instead of S(G+1)/G through each port",
-           "bw_us = bytes * (G + 1) / G / port / s->nvls_eff;",
-           "bw_us = bytes / port / s->nvls_eff;", ["sim.model"]),
-    Mutant("LL without its bus bandwidth cap (llMaxBw)",
-           "if (proto == CL_PROTO_LL && s->ll_max_gbps[0] > 0)",
-           "if (proto == CL_PROTO_LL && s->ll_max_gbps[0] < 0)", ["sim.model"]),
-    Mutant("ring latency counted for G-1 steps instead of 2(G-1)",
-           "lat = s->lat_ring_base[proto] + 2.0 * (G - 1) * (s->lat_ring_nvl[proto] + hop);",
-           "lat = s->lat_ring_base[proto] + (G - 1) * (s->lat_ring_nvl[proto] + hop);",
-           ["sim.model"]),
-    Mutant("NVLS offered on systems without NVLink SHARP",
-           "(algo == LAB08_NVLS && (!s->nvls || proto != CL_PROTO_SIMPLE))",
-           "(algo == LAB08_NVLS && proto != CL_PROTO_SIMPLE)", ["sim.model"]),
-    Mutant("selector keeps the slowest pair",
-           "            if (t < best) {", "            if (isinf(best) || t > best) {",
-           ["sim.table", "sim.perf"]),
+    Mutant("ordinary least squares: the largest sizes decide alpha",
+           "double w = 1.0 / (t * t);", "double w = 1.0;", ["cpu.fit", "cpu.heldout"]),
+    Mutant("bandwidth in bytes per microsecond instead of GB/s",
+           "out->bw_gbps = 1e-3 / g;", "out->bw_gbps = 1.0 / g;", ["cpu.fit", "cpu.heldout"]),
+    Mutant("table by latency alone: the small-message winner everywhere",
+           "if (fits[j].bw_gbps <= fits[cur].bw_gbps)", "if (1)", ["cpu.table", "cpu.tune"]),
+    Mutant("table by bandwidth alone: the large-message winner everywhere",
+           "double ti = predict(f, i, s), tb = predict(f, best, s);",
+           "double ti = -f[i].bw_gbps, tb = -f[best].bw_gbps;", ["cpu.table", "cpu.tune"]),
+    Mutant("rows that leave a gap between them",
+           "rows[(*nrows)++] = (lab08_row){start, b - 1, cur};",
+           "rows[(*nrows)++] = (lab08_row){start, b - 2, cur};", ["cpu.table", "cpu.tune"]),
+    # The old lab's hole: a "model" that asks the simulator for the grader's own numbers.
+    # The student's program has no simulator to call: it does not link.
+    Mutant("the model asks the simulator instead of fitting",
+           '#include "lab08.h"\n',
+           '#include "lab08.h"\n#include "sim/sim.h"\n\n'
+           "double lab08_oracle(double bytes);\ndouble lab08_oracle(double bytes)\n{\n    cl_sim_result r;\n"
+           '    cl_sim_predict("dgx-h100", NULL, CL_COLL_ALLREDUCE, CL_ALGO_RING, bytes, &r);\n'
+           "    return r.time_us;\n}\n", ["cpu.fit", "cpu.heldout"]),
 ]

@@ -15,11 +15,13 @@ MUTANTS = [
     Mutant("numactl binds memory to NUMA node 0 whatever the CPUs",
            '"numactl --physcpubind=%s --membind=%s", list,\n                 nodelist);',
            '"numactl --physcpubind=%s --membind=%s", list,\n                 "0");',
-           ["cpu.options"]),
+           ["cpu.options", "cpu.h2d"]),
+    Mutant("Open MPI's ppr counts every rank, not the ranks of one NUMA node",
+           "per_node = k > per_node ? k : per_node;", "per_node = nranks;", ["cpu.options"]),
     Mutant("binding through a topology loaded from XML (a no-op)",
            "if (!use || hwloc_topology_load(here) != 0) {",
-           "if (!use || hwloc_topology_set_xml(here, \"datasets/hwloc/aws-p4d.24xlarge.xml\") != 0"
-           " ||\n        hwloc_topology_load(here) != 0) {", ["cpu.bind"]),
+           "if (!use || hwloc_topology_set_xmlbuffer(here, \"<topology/>\", 12) != 0 ||\n"
+           "        hwloc_topology_load(here) != 0) {", ["cpu.bind"]),
     Mutant("CPUs that do not exist here are not filtered out",
            "        if (hwloc_bitmap_iszero(use)) {", "        if (0) {", ["cpu.bind"]),
 ]
