@@ -16,7 +16,7 @@ import os
 import random
 import sys
 
-from gradelib import CheckFailed, Lab, ramp
+from gradelib import CheckFailed, Lab, answers, ramp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _lab19_model as model  # noqa: E402  (the grader's model of hostlists, fabrics, traces)
@@ -201,7 +201,7 @@ def score(ctx, results, reference, metric, what, vs_first_fit, vs_reference, ff_
 
 
 @lab.check("sim.spans", "Fewest switches: leaf switches spanned, vs first fit and the reference",
-           points=20, backend="sim", kind="performance", parent="sim.replay")
+           points=20, backend="sim", kind="decision", parent="sim.replay")
 def sim_spans(ctx, data):
     results, reference = data
     # Against first fit: the leaves a job spans beyond the fewest that the idle nodes allowed
@@ -214,7 +214,7 @@ def sim_spans(ctx, data):
 
 
 @lab.check("sim.comm", "Communication time: all-to-all slowdown on oversubscribed uplinks",
-           points=25, backend="sim", kind="performance", parent="sim.replay")
+           points=25, backend="sim", kind="decision", parent="sim.replay")
 def sim_comm(ctx, data):
     results, reference = data
     # Slowdowns above 1, as first fit's excess: at most a quarter of it for full points.
@@ -225,9 +225,37 @@ def sim_comm(ctx, data):
 
 
 @lab.check("sim.frag", "Fragmentation over time: idle GPUs the next job could not use",
-           points=20, backend="sim", kind="performance", parent="sim.replay")
+           points=20, backend="sim", kind="decision", parent="sim.replay")
 def sim_frag(ctx, data):
     results, reference = data
     score(ctx, results, reference, "frag", "fragmentation",
           lambda you, ff: ramp(ff / you if you > 0 else 2, 0.85, 0.93),
           lambda you, ref: ramp(ref / you if you > 0 else 2, 0.85, 0.97))
+
+
+# --- the handout's questions ----------------------------------------------------------------
+
+def uplink_load(n, k):
+    """The all-to-all load, in units of node_gbps, on the uplink of a subtree holding k of a
+    job's n nodes: every node sends node_gbps spread evenly over the n-1 others."""
+    return k * (n - k) / (n - 1)
+
+
+@lab.check("sim.answers", "思考: uplink loads of a split job, first fit's spread (answers.txt)",
+           points=10, backend="sim", kind="question", parent="sim.replay")
+def sim_answers(ctx, data):
+    results, _ = data
+    given = answers.read_answers(ctx)
+    checks = [
+        answers.check_answer(given, key, lambda v, w=want: abs(v - w) <= 0.01 + 1e-9,
+                             f"{want:.3f} (within 0.01)", number=True)
+        for key, want in (("uplink_8_8", uplink_load(16, 8)), ("uplink_15_1", uplink_load(16, 1)))]
+    # First fit on the recorded traces is the harness's own policy: the same replay the
+    # student runs with policy=firstfit.
+    for key, name in (("firstfit_spread_leafspine", "leafspine-128"),
+                      ("firstfit_spread_su100", "su-100")):
+        want = results[(name, "recorded", "firstfit")]["spread"]
+        checks.append(answers.check_answer(
+            given, key, lambda v, w=want: abs(v - w) <= max(0.01, 0.02 * w) + 1e-9,
+            f"{want:.3f} (within 2%)", number=True))
+    answers.score_answers(ctx, checks)
