@@ -14,7 +14,7 @@ budget allows, on three machines.
 
 import statistics
 
-from gradelib import CheckFailed, Lab, perf_samples, ramp
+from gradelib import CheckFailed, Lab, answers, perf_samples, ramp
 from gradelib.collectives import bench_row, check_row, score_busbw, verify_collective
 
 lab = Lab("lab20", title="AlltoAll 与 MoE 专家并行", program="lab20")
@@ -110,11 +110,12 @@ def sim_correct(ctx, results):
     hier_rows(hier, "on simulated ranks")
 
 
-@lab.check("sim.hier", "Two-level AlltoAll vs NCCL's grouped send/recv, 8 DGX A100 on a fat tree",
-           points=10, backend="sim", kind="performance", timeout=90, parent="sim.verify")
-def sim_hier(ctx, _):
-    data = ctx.run_lab("compare", ["--system", FATTREE, "-b", "4K", "-e", "64M", "-f", "4",
-                                   "--repeats", "1"], ranks=64, backend="sim", timeout=60)
+def sim_compare(ctx, system, name):
+    """The compare mode's rows for 64 simulated ranks on system (4 KiB to 64 MiB per rank);
+    CheckFailed for the first timed AlltoAll that went wrong."""
+    data = ctx.run_lab("compare", ["--system", system, "-b", "4K", "-e", "64M", "-f", "4",
+                                   "--repeats", "1"], ranks=64, backend="sim", timeout=60,
+                       name=name)
     rows = data["rows"]
     for r in rows:
         bad = [k for k in ("#wrong", "overrun", "input_changed") if r.get(k)]
@@ -123,6 +124,13 @@ def sim_hier(ctx, _):
             raise CheckFailed(f"size {r['size']}: a timed AlltoAll went wrong",
                               expected="exact, in pattern", found=r.get("error") or r.get(
                                   "pattern") or ", ".join(f"{k} {r[k]}" for k in bad))
+    return rows
+
+
+@lab.check("sim.hier", "Two-level AlltoAll vs NCCL's grouped send/recv, 8 DGX A100 on a fat tree",
+           points=10, backend="sim", kind="performance", timeout=90, parent="sim.verify")
+def sim_hier(ctx, _):
+    rows = sim_compare(ctx, FATTREE, "compare-sim.json")
     ctx.plot("lab20-sim-compare", {
         "your two-level": [(r["size"], median(r["hier_time"])) for r in rows],
         "your pairwise": [(r["size"], median(r["pairwise_time"])) for r in rows],
@@ -138,7 +146,7 @@ def sim_hier(ctx, _):
 
 
 @lab.check("sim.moe", "MoE dispatch plans: capacity factor and layout vs the best, 3 machines",
-           points=25, backend="sim", kind="performance", timeout=150, parent="sim.verify")
+           points=25, backend="sim", kind="decision", timeout=150, parent="sim.correct")
 def sim_moe(ctx, _):
     series = {}
     for label, system in MOE_SYSTEMS:
@@ -172,6 +180,36 @@ def sim_moe(ctx, _):
     ctx.metric("full_layers", sum(1 for f in fr if f >= 1))
     ctx.perf_messages.insert(0, f"{sum(1 for f in fr if f >= 1)}/{len(fr)} layers at full marks "
                                 f"(best / yours >= {MOE_HIGH}; none at <= {MOE_LOW})")
+
+
+# --- the handout's questions ----------------------------------------------------------------
+
+def first_win(rows):
+    """The sizes that answer "from which swept size on does the two-level AlltoAll beat the
+    grouped send/recv": the first size where it is faster (0: none), and any size where the two
+    are within 2% of each other while every smaller size is not clearly faster (ties)."""
+    ok = set()
+    for r in rows:
+        hier, lib = median(r["hier_time"]), median(r["lib_time"])
+        if hier <= 1.02 * lib:
+            ok.add(r["size"])
+        if hier < 0.98 * lib:
+            return ok
+    return ok | {0}
+
+
+@lab.check("sim.answers", "思考: from which size the two-level AlltoAll wins, fat tree 1:1 and 4:1",
+           points=10, backend="sim", kind="question", parent="sim.correct", timeout=90)
+def sim_answers(ctx, _):
+    given = answers.read_answers(ctx)
+    checks = []
+    for key, system, name in (("hier_wins_from_1to1", FATTREE, "compare-1to1.json"),
+                              ("hier_wins_from_4to1", FATTREE_4, "compare-4to1.json")):
+        want = first_win(sim_compare(ctx, system, name))
+        shown = " or ".join(str(v) for v in sorted(want))
+        checks.append(answers.check_answer(given, key, lambda v, w=want: v in w,
+                                           f"{shown} (bytes per rank)", number=True))
+    answers.score_answers(ctx, checks)
 
 
 # --- net -------------------------------------------------------------------------------------
