@@ -3,8 +3,9 @@
  *
  *   lab19 hostlist names=dgx001,dgx002,dgx005        your hostlist of those names
  *   lab19 topology fabric=FILE                       your topology.conf for a fabric
- *   lab19 replay fabric=FILE trace=FILE [policy=student|firstfit]
+ *   lab19 replay fabric=FILE trace=FILE [policy=student|firstfit] [jobs=FILE]
  *                                                    the trace replayed with your placements
+ *                                                    (jobs=: every job's nodes, as sacct -P)
  *   (or --cases FILE with one case per line)
  *
  * The harness reads the files (the student's program opens none); the replay,
@@ -128,7 +129,7 @@ const cl_lab cl_lab_def = {
                                 .cases = topology_case},
                                {.name = "replay",
                                 .help = "a job trace replayed with your placements: fabric=FILE "
-                                        "trace=FILE [policy=student|firstfit]",
+                                        "trace=FILE [policy=student|firstfit] [jobs=FILE]",
                                 .cases = lab19_replay_case},
                                {0}},
     .options = options,

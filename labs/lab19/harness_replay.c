@@ -456,6 +456,32 @@ static void metrics(cl_case *c, const replay *R)
     cl_col_nums(row, "tl_busy", R->tl_busy, (size_t)R->sampled, "%.3f");
 }
 
+/* jobs=FILE: every job as `sacct --parsable2 --format=JobID,Submit,Start,End,NNodes,AllocTRES,
+ * NodeList` prints it, with times in seconds from the trace's start (sacct prints dates) and the
+ * node list as the names joined by commas (a hostlist Slurm accepts anywhere). */
+static cl_result write_jobs(const replay *R, const char *path)
+{
+    FILE *out = fopen(path, "w");
+    if (!out) {
+        cl_set_error("jobs=%s: %s", path, strerror(errno));
+        return CL_ERR_IO;
+    }
+    fprintf(out, "JobID|Submit|Start|End|NNodes|AllocTRES|NodeList\n");
+    for (int i = 0; i < R->njobs; i++) {
+        const job *j = &R->jobs[i];
+        fprintf(out, "%d|%.1f|%.1f|%.1f|%d|gres/gpu=%d,node=%d|", j->id, j->submit, j->start,
+                j->end, j->nodes, j->gpus, j->nodes);
+        for (int k = 0; k < j->nodes; k++)
+            fprintf(out, "%s%s", k ? "," : "", R->f->node[j->where[k]]);
+        fputc('\n', out);
+    }
+    if (fclose(out) != 0) {
+        cl_set_error("jobs=%s: %s", path, strerror(errno));
+        return CL_ERR_IO;
+    }
+    return CL_OK;
+}
+
 cl_result lab19_replay_case(cl_case *c)
 {
     const char *fpath, *tpath, *policy = "student";
@@ -525,6 +551,9 @@ cl_result lab19_replay_case(cl_case *c)
     cl_col_str(cl_case_row(c), "policy", policy);
     if (rc == CL_OK)
         metrics(c, &R);
+    const char *jobs;
+    if (rc == CL_OK && cl_case_str(c, "jobs", &jobs) == CL_OK)
+        rc = write_jobs(&R, jobs);
     if (a && a->f)
         cl_host_free((void *)a->f);
     free(a);
