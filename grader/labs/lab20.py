@@ -247,7 +247,7 @@ def net_perf(ctx, _):
                           found=row.get("pattern") or f"#wrong {row.get('#wrong')}")
     for key, name in (("pairwise_time", "pairwise"), ("hier_time", "two-level")):
         perf_samples(ctx, student=row[key], baseline=row["lib_time"], higher_is_better=False,
-                     low=0.7, high=0.85, unit="us", name=f"{name} time")
+                     low=0.6, high=0.8, unit="us", name=f"{name} time")
 
 
 # --- gpu -------------------------------------------------------------------------------------
