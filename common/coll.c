@@ -94,9 +94,3 @@ int cl_coll_rooted(cl_coll_kind kind)
 {
     return kind == CL_COLL_BROADCAST || kind == CL_COLL_REDUCE;
 }
-
-size_t cl_pipeline_chunk(size_t bytes)
-{
-    size_t c = bytes / 32, lo = (size_t)64 << 10, hi = (size_t)4 << 20;
-    return c < lo ? lo : c > hi ? hi : c;
-}

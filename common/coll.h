@@ -101,11 +101,6 @@ double cl_coll_busbw_factor(cl_coll_kind kind, int p);
  * This function can't fail (p >= 1, 0 <= i < p). */
 void cl_coll_block(size_t count, int p, int i, size_t *off, size_t *len);
 
-/* Chunk size of a pipelined chain of `bytes` (the library's Broadcast and
- * Reduce on "sim", and the chunk lab05's Broadcast is given): bytes/32
- * clamped to 64 KiB .. 4 MiB. This function can't fail. */
-size_t cl_pipeline_chunk(size_t bytes);
-
 /* Whether kind combines values with a reduction operator (ALLREDUCE,
  * REDUCESCATTER, REDUCE), and whether it has a root (BROADCAST, REDUCE). */
 int cl_coll_reduces(cl_coll_kind kind);

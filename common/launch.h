@@ -51,4 +51,15 @@ cl_result cl_mpi_library(cl_comm *c, cl_coll_kind kind, const cl_coll_args *a);
 cl_result cl_nccl_library(cl_comm *c, cl_coll_kind kind, const cl_coll_args *a);
 cl_result cl_p2p_library(cl_comm *c, cl_coll_kind kind, const cl_coll_args *a);
 
+/* The library's pipelined chain Broadcast over the interface (root, root+1,
+ * ..., root-1), in chunks of chunk_bytes rounded down to whole elements (at
+ * least one): what "sim" runs for BROADCAST, with cl_pipeline_chunk(). */
+cl_result cl_p2p_chain_broadcast(cl_comm *c, const cl_coll_args *a, size_t chunk_bytes);
+
+/* The library's chunk size for a pipelined chain of `bytes` (its Broadcast
+ * and Reduce on "sim"): bytes/32 clamped to 64 KiB .. 4 MiB. The harness's
+ * side only: it is the baseline's choice, never the student's. This function
+ * can't fail. */
+size_t cl_pipeline_chunk(size_t bytes);
+
 #endif /* COMMLAB_LAUNCH_H */

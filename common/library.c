@@ -102,11 +102,11 @@ static cl_result ring_allgather(cl_comm *c, const cl_coll_args *a)
 
 /* --- chains: Broadcast and Reduce, pipelined in chunks ----------------------------------- */
 
-static cl_result chain_broadcast(cl_comm *c, const cl_coll_args *a)
+cl_result cl_p2p_chain_broadcast(cl_comm *c, const cl_coll_args *a, size_t chunk_bytes)
 {
     int p = cl_comm_size(c), r = cl_comm_rank(c), pos = (r - a->root + p) % p;
     size_t es = cl_dtype_size(a->dtype), n = a->count;
-    size_t chunk = cl_pipeline_chunk(n * es) / es, nchunks = (n + chunk - 1) / chunk;
+    size_t chunk = chunk_bytes / es ? chunk_bytes / es : 1, nchunks = (n + chunk - 1) / chunk;
     char *out = a->recvbuf;
     if (pos == 0)
         CL_CHECK(cl_copy_local(c, out, a->sendbuf, n * es));
@@ -185,7 +185,8 @@ cl_result cl_p2p_library(cl_comm *c, cl_coll_kind kind, const cl_coll_args *a)
     case CL_COLL_ALLREDUCE: return ring_allreduce(c, a);
     case CL_COLL_REDUCESCATTER: return ring_reduce_scatter(c, a, a->sendbuf, a->recvbuf, a->scratch);
     case CL_COLL_ALLGATHER: return ring_allgather(c, a);
-    case CL_COLL_BROADCAST: return chain_broadcast(c, a);
+    case CL_COLL_BROADCAST:
+        return cl_p2p_chain_broadcast(c, a, cl_pipeline_chunk(a->count * cl_dtype_size(a->dtype)));
     case CL_COLL_REDUCE: return chain_reduce(c, a);
     case CL_COLL_ALLTOALL: return all_to_all(c, a, 0);
     case CL_COLL_ALLTOALLV: return all_to_all(c, a, 1);
@@ -193,4 +194,10 @@ cl_result cl_p2p_library(cl_comm *c, cl_coll_kind kind, const cl_coll_args *a)
     }
     cl_set_error("no library %s", cl_coll_name(kind));
     return CL_ERR_UNSUPPORTED;
+}
+
+size_t cl_pipeline_chunk(size_t bytes)
+{
+    size_t c = bytes / 32, lo = (size_t)64 << 10, hi = (size_t)4 << 20;
+    return c < lo ? lo : c > hi ? hi : c;
 }

@@ -27,8 +27,25 @@ $(BUILD)/tests/probe-student: tests/unit/student/probe.c $(LIBSTUDENT)
 	    $(LIBSTUDENT) $(STUDENT_LDLIBS)
 $(BUILD)/tests/test_boundary: $(BUILD)/tests/probe-student
 
-unit-test: $(UNIT_BINS)
+unit-test: $(UNIT_BINS) toylab
 	$(Q)$(PYTHON) scripts/run_unit_tests.py $(UNIT_BINS)
+	$(Q)BUILD=$(BUILD) $(if $(filter 1,$(SAN)),COMMLAB_SANITIZE=1) $(PYTHON) -m unittest tests.toylab.test_toylab $(if $(V),-v)
+
+# The toy lab (tests/toylab): a plug-in with no main(), options or JSON of its
+# own, built as labs are, into a harness program and a student program.
+TOYLAB := $(BUILD)/tests/toylab/toylab
+$(BUILD)/obj/tests/toylab/%.o: CFLAGS += -Itests/toylab
+$(BUILD)/obj/student-side/tests/toylab/%.o: STUDENT_CFLAGS += -Itests/toylab
+$(TOYLAB): $(BUILD)/obj/tests/toylab/driver.o $(LIBCOMMLAB)
+	$(call say,LINK,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIBCOMMLAB) $(LDLIBS)
+$(TOYLAB)-student: $(BUILD)/obj/student-side/tests/toylab/toylab.o \
+                   $(BUILD)/obj/student-side/tests/toylab/driver.o $(LIBSTUDENT)
+	$(call say,LINK,$@)
+	$(Q)$(STUDENT_CC) $(STUDENT_STATIC) $(STUDENT_LDFLAGS) -o $@ $(filter %.o,$^) \
+	    $(LIBSTUDENT) $(STUDENT_LDLIBS)
+toylab: $(TOYLAB) $(TOYLAB)-student
 
 grader-test:
 	$(Q)$(PYTHON) -m unittest discover -s tests/grader -t . $(if $(V),-v)
@@ -68,6 +85,7 @@ lab-test:
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory check-skeletons
+	$(Q)$(MAKE) --no-print-directory handout-check
 	$(Q)$(MAKE) --no-print-directory unit-test
 	$(Q)$(MAKE) --no-print-directory same-algo-test
 	$(Q)$(MAKE) --no-print-directory gpu-test

@@ -14,7 +14,8 @@ student writes sits between markers, followed by the stub that replaces it:
 
 The skeleton drops the solution lines and un-comments the stub lines (the
 stub is a comment in the solution, so both files compile). Unbalanced or
-nested markers are fatal, with file:line.
+nested markers are fatal, with file:line. The result goes through clang-format
+(the repository's .clang-format), so a skeleton is formatted like every file.
 
   skeleton.py --write lab01 lab02   regenerate the skeletons
   skeleton.py --check lab01 lab02   fail (exit 1) if a skeleton differs
@@ -22,6 +23,8 @@ nested markers are fatal, with file:line.
 import difflib
 import os
 import re
+import shutil
+import subprocess
 import sys
 
 BEGIN_SOL = re.compile(r"^\s*/\* BEGIN SOLUTION \*/\s*$")
@@ -69,6 +72,18 @@ def generate(path, text):
     return result
 
 
+def clang_format(path, text):
+    """The generated text as `make format` would leave it."""
+    tool = shutil.which("clang-format")
+    if tool is None:
+        raise MarkerError("clang-format is not installed (make deps installs it)")
+    run = subprocess.run([tool, f"--assume-filename={path}"], input=text, capture_output=True,
+                         text=True, check=False)
+    if run.returncode != 0:
+        raise MarkerError(f"{path}: clang-format failed: {run.stderr.strip()}")
+    return run.stdout
+
+
 def lab_paths(lab):
     return f"solutions/{lab}/{lab}.c", f"labs/{lab}/{lab}.c"
 
@@ -83,7 +98,7 @@ def main(argv):
         source, target = lab_paths(lab)
         try:
             with open(source, encoding="utf-8") as f:
-                skeleton = generate(source, f.read())
+                skeleton = clang_format(target, generate(source, f.read()))
         except (OSError, MarkerError) as e:
             print(f"skeleton: {e}", file=sys.stderr)
             failed += 1

@@ -119,7 +119,8 @@ typedef struct cl_trace_event {
     int comm;       /* communicator id (0: the world) */
     int peer;       /* in that communicator; -1 for local operations */
     int peer_world; /* the peer's world rank; -1 */
-    size_t bytes;   /* transfer or local work size (elements for reductions) */
+    size_t bytes;   /* transfer or local work size (elements for reductions); an ALLOC's or
+                       a FREE's buffer size */
     double time;    /* the rank's clock when the harness performed it */
     long long code; /* CL_WOP_LAB: the lab's operation code; else 0 */
 } cl_trace_event;

@@ -300,11 +300,39 @@ static cl_result lab_op(int r, cl_comm *c, const cl_wire *w)
     return rc;
 }
 
-static cl_result free_buffer(proxy_rank *p, const cl_wire *w)
+static cl_result remember_buffer(proxy_rank *p, uint64_t addr)
+{
+    if (p->nmine == p->capmine) {
+        int cap = p->capmine ? 2 * p->capmine : 16;
+        uint64_t *q = realloc(p->mine, (size_t)cap * sizeof *q);
+        if (!q)
+            return CL_ERR_NOMEM;
+        p->mine = q;
+        p->capmine = cap;
+    }
+    p->mine[p->nmine++] = addr;
+    return CL_OK;
+}
+
+/* *freed: the buffer's size, which the trace records (a lab measures the rank's memory).
+ * Only a buffer the student's code allocated: freeing the harness's own (its inputs, its
+ * outputs) would hide memory from that measure and pull data from under its checks. */
+static cl_result free_buffer(proxy_rank *p, const cl_wire *w, size_t *freed)
 {
     const cl_buffer *b = own(p, w->addr, 0, w->op);
     if (!b)
         return CL_ERR_INVALID;
+    int at = -1;
+    for (int i = 0; i < p->nmine && at < 0; i++)
+        if (p->mine[i] == w->addr)
+            at = i;
+    if (at < 0) {
+        cl_set_error("cl_mem_free: %p was not allocated by your code (the harness's buffers "
+                     "are not yours to free)", (void *)(uintptr_t)w->addr);
+        return CL_ERR_INVALID;
+    }
+    p->mine[at] = p->mine[--p->nmine];
+    *freed = b->bytes;
     if (b->base != w->addr) {
         cl_set_error("cl_mem_free: %p is inside a buffer, not its start", (void *)(uintptr_t)w->addr);
         return CL_ERR_INVALID;
@@ -320,6 +348,7 @@ static cl_result perform(int r, const cl_wire *w)
     cl_comm *c = comm_of(p, w->comm);
     cl_wire a = {.kind = CL_W_RESUME, .rank = r};
     cl_result st;
+    size_t freed = 0;
     if (w->op == CL_WOP_ISEND || w->op == CL_WOP_IRECV)
         return post(p, c, w);
     if (w->op == CL_WOP_COMM_FREE) {
@@ -356,10 +385,13 @@ static cl_result perform(int r, const cl_wire *w)
         case CL_WOP_ALLOC: {
             void *buf = NULL;
             st = cl_mem_alloc(p->world, w->bytes, &buf);
-            a.addr = (uintptr_t)buf;
+            if (st == CL_OK && (st = remember_buffer(p, (uintptr_t)buf)) != CL_OK)
+                cl_mem_free(p->world, buf);
+            else
+                a.addr = (uintptr_t)buf;
             break;
         }
-        case CL_WOP_FREE: st = free_buffer(p, w); break;
+        case CL_WOP_FREE: st = free_buffer(p, w, &freed); break;
         case CL_WOP_UPLOAD:
         case CL_WOP_DOWNLOAD: st = host_copy(p, r, w); break;
         case CL_WOP_REDUCE:
@@ -379,7 +411,8 @@ static cl_result perform(int r, const cl_wire *w)
           w->op == CL_WOP_REDUCE || w->op == CL_WOP_COPY || w->op == CL_WOP_ALLOC ||
                   w->op == CL_WOP_UPLOAD || w->op == CL_WOP_DOWNLOAD || w->op == CL_WOP_LAB
               ? w->bytes
-              : 0);
+          : w->op == CL_WOP_FREE && st == CL_OK ? freed
+                                                : 0);
     if ((w->op == CL_WOP_BARRIER || w->op == CL_WOP_AGREE || w->op == CL_WOP_SPLIT ||
          w->op == CL_WOP_LAB) && p->ntrace)
         p->trace[p->ntrace - 1].peer = p->trace[p->ntrace - 1].peer_world = -1;

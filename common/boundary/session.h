@@ -35,6 +35,8 @@ typedef struct proxy_rank {
     char forbidden[48];
     cl_trace_event *trace;
     int ntrace, captrace;
+    uint64_t *mine;     /* the buffers its code allocated, the only ones it may free */
+    int nmine, capmine;
 } proxy_rank;
 
 typedef struct session {

@@ -452,6 +452,7 @@ void cl_student_stop(void)
         free(S.ranks[r].reqs);
         free(S.ranks[r].in);
         free(S.ranks[r].trace);
+        free(S.ranks[r].mine);
     }
     free(S.ranks);
     free(S.out);

@@ -144,6 +144,14 @@ cl_run *cl_case_run(cl_case *c);
  * status; CL_ERR_CRASHED or CL_ERR_TIMEOUT end the mode. */
 cl_result cl_case_call(cl_case *c, const char *entry, void *args, size_t bytes);
 
+/* Call entry for the case without adding columns: for a case that calls the
+ * student's functions many times (a time-stepped model calls one per step)
+ * and reports the calls itself. allow and res as cl_student_run's. Returns
+ * CL_OK when the harness did its part; a crash or timeout of the student's
+ * program is returned and ends the mode. */
+cl_result cl_case_call_quiet(cl_case *c, const char *entry, void *args, size_t bytes,
+                             unsigned allow, cl_call_result *res);
+
 /* Copy n bytes into memory the student's program can read (the arena) and
  * return its address there, for pointers inside an argument block; NULL with
  * a reason when the arena is full. */

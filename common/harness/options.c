@@ -61,12 +61,26 @@ void cl_collect_modes(const cl_lab *lab)
     for (int mi_ = 0; mi_ < 2; mi_++)                                                          \
         for (const cl_mode *m = all_modes[mi_]; m && m->name; m++)
 
+/* A suite mode that a lab's own mode of the same name replaces (parsing finds the lab's
+ * first). */
+static int hidden(const cl_mode *m)
+{
+    if (!all_modes[1] || m < suite_modes ||
+        m >= suite_modes + sizeof suite_modes / sizeof *suite_modes)
+        return 0;
+    for (const cl_mode *k = all_modes[0]; k && k->name; k++)
+        if (strcmp(k->name, m->name) == 0)
+            return 1;
+    return 0;
+}
+
 void cl_usage(const cl_lab *lab, FILE *f)
 {
     fprintf(f, "usage: %s MODE [options] [key=value ...]\n%s\n\nmodes:\n", lab->name,
             lab->title ? lab->title : "");
     EACH_MODE(m)
-        fprintf(f, "  %-12s %s\n", m->name, m->help ? m->help : "");
+        if (!hidden(m))
+            fprintf(f, "  %-12s %s\n", m->name, m->help ? m->help : "");
     fprintf(f, "\noptions:\n");
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         fprintf(f, "  %s%s%-12s %s\n", specs[i].alias ? specs[i].alias : "",

@@ -15,7 +15,6 @@
 
 #include "lab04.h"
 
-
 cl_result lab04_ring_bottleneck(const lab04_machine *m, const int *ring, double *gbps)
 {
     // TODO(lab04) 1: the bandwidth of one ring alone.
@@ -26,7 +25,6 @@ cl_result lab04_ring_bottleneck(const lab04_machine *m, const int *ring, double 
     (void)m, (void)ring, (void)gbps;
     return CL_ERR_NOT_IMPLEMENTED;
 }
-
 
 cl_result lab04_search_rings(const lab04_machine *m, int rings[][LAB04_MAX_GPUS], int max_rings,
                              int *nrings)
@@ -40,7 +38,6 @@ cl_result lab04_search_rings(const lab04_machine *m, int rings[][LAB04_MAX_GPUS]
     return CL_ERR_NOT_IMPLEMENTED;
 }
 
-
 cl_result lab04_double_tree(int n, const int *order, lab04_tree *t0, lab04_tree *t1)
 {
     // TODO(lab04) 3: NCCL's double binary tree over order[0..n) (handout section 3:
@@ -50,7 +47,6 @@ cl_result lab04_double_tree(int n, const int *order, lab04_tree *t0, lab04_tree 
     (void)n, (void)order, (void)t0, (void)t1;
     return CL_ERR_NOT_IMPLEMENTED;
 }
-
 
 cl_result lab04_write_graph_xml(const lab04_machine *m, const int rings[][LAB04_MAX_GPUS],
                                 int nrings, char *xml, size_t cap)

@@ -1,15 +1,19 @@
-/* driver.c: lab 05's plug-in: the ring collectives, verified and timed by the collective suite.
+/* driver.c: lab 05's plug-in: the ring collectives, and the chunk size of a pipelined Broadcast.
  *
  *   lab05 verify [--backend cpu|gpu|sim] [--nranks N] [--coll A,B]
  *   lab05 bench  --coll allreduce --bytes 64M [--repeats R]
  *   lab05 sweep  [--coll ...] [-b 8] [-e 64M] [-f 4]
+ *   lab05 tune   [--backend cpu|sim] [--nranks N] [-b 1M] [-e 256M] [-f 8] [--repeats R]
  *
- * AllReduce is timed against the library's own (MPI_Allreduce, ncclAllReduce,
- * the simulator's NCCL ring), Broadcast against the library's Broadcast (a
- * pipelined chain on "sim"); the harness does the rest (coll_suite.h).
+ * verify, bench and sweep are the collective suite's (coll_suite.h): AllReduce
+ * is timed against the library's own (MPI_Allreduce, ncclAllReduce, the
+ * simulator's NCCL ring). The suite calls the student's Broadcast with a chunk
+ * of its own (a third of the message plus one byte: rarely whole elements).
+ *
+ * tune (harness_tune.c) scores the student's decision, lab05_broadcast_chunk(),
+ * by the time of the student's Broadcast at that chunk size.
  */
-#include "harness/coll_suite.h"
-#include "lab05.h"
+#include "lab05_harness.h"
 
 #ifdef CL_STUDENT_SIDE
 
@@ -29,31 +33,62 @@ static cl_result allgather(cl_comm *c, void *args)
 static cl_result allreduce(cl_comm *c, void *args)
 {
     const cl_coll_args *a = args;
-    return lab05_ring_allreduce(c, a->sendbuf, a->recvbuf, a->count, a->dtype, a->op,
-                                a->scratch);
+    return lab05_ring_allreduce(c, a->sendbuf, a->recvbuf, a->count, a->dtype, a->op, a->scratch);
 }
 
+/* The suite's calls test the Broadcast at a chunk of the harness's. */
 static cl_result broadcast(cl_comm *c, void *args)
 {
     const cl_coll_args *a = args;
+    size_t bytes = a->count * cl_dtype_size(a->dtype);
     return lab05_pipelined_broadcast(c, a->sendbuf, a->recvbuf, a->count, a->dtype, a->root,
-                                     cl_pipeline_chunk(a->count * cl_dtype_size(a->dtype)));
+                                     lab05_suite_chunk(bytes));
+}
+
+/* The tuned call: the student's chunk size, then the student's Broadcast with it. */
+static cl_result tuned_broadcast(cl_comm *c, void *args)
+{
+    tune_args *t = args;
+    const cl_coll_args *a = &t->a;
+    size_t es = cl_dtype_size(a->dtype);
+    size_t chunk = lab05_broadcast_chunk(a->count, es, a->root, &t->chain);
+    t->chunk_bytes = chunk;
+    size_t elems = chunk / es ? chunk / es : 1;
+    if (chunk == 0 || (a->count + elems - 1) / elems > LAB05_MAX_CHUNKS) {
+        cl_set_error("lab05_broadcast_chunk(%zu, %zu, %d, chain) returned %zu: %s", a->count, es,
+                     a->root, chunk,
+                     chunk ? "more than LAB05_MAX_CHUNKS chunks" : "a chunk of 0 bytes");
+        return CL_ERR_INVALID;
+    }
+    return lab05_pipelined_broadcast(c, a->sendbuf, a->recvbuf, a->count, a->dtype, a->root, chunk);
 }
 
 CL_STUDENT_ENTRIES({"reducescatter", reduce_scatter}, {"allgather", allgather},
-                   {"allreduce", allreduce}, {"broadcast", broadcast});
+                   {"allreduce", allreduce}, {"broadcast", broadcast},
+                   {"tuned_broadcast", tuned_broadcast});
 
 #else
+
+static const cl_coll_entry collectives[] = {
+    {.name = "reducescatter", .kind = CL_COLL_REDUCESCATTER},
+    {.name = "allgather", .kind = CL_COLL_ALLGATHER},
+    {.name = "allreduce", .kind = CL_COLL_ALLREDUCE, .baseline = 1},
+    {.name = "broadcast", .kind = CL_COLL_BROADCAST, .baseline = 1, .pattern = lab05_suite_pattern},
+    {0}};
+
+static const cl_mode modes[] = {
+    {.name = "tune",
+     .help = "your chunk size at each size from -b to -e, against the best",
+     .ranks = lab05_tune,
+     .min_ranks = 2,
+     .backends = "cpu,sim"},
+    {0}};
 
 const cl_lab cl_lab_def = {
     .name = "lab05",
     .title = "集合通信原语 (一): ring ReduceScatter, AllGather, AllReduce and pipelined Broadcast",
-    .collectives = (const cl_coll_entry[]){
-        {.name = "reducescatter", .kind = CL_COLL_REDUCESCATTER},
-        {.name = "allgather", .kind = CL_COLL_ALLGATHER},
-        {.name = "allreduce", .kind = CL_COLL_ALLREDUCE, .baseline = 1},
-        {.name = "broadcast", .kind = CL_COLL_BROADCAST, .baseline = 1},
-        {0}},
+    .collectives = collectives,
+    .modes = modes,
 };
 
 #endif

@@ -10,7 +10,6 @@
  */
 #include "lab06.h"
 
-
 cl_result lab06_recursive_doubling(cl_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
                                    cl_dtype t, cl_op op, void *scratch)
 {

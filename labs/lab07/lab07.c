@@ -37,7 +37,6 @@ cl_result lab07_visible_devices(const int *gpu_of_rank, int nodes, int gpus_per_
     return CL_ERR_NOT_IMPLEMENTED;
 }
 
-
 cl_result lab07_choose_plan(cl_comm *comm, const lab07_case *k, lab07_plan *out)
 {
     // TODO(lab07) 3: the plan with the shortest step.

@@ -23,7 +23,6 @@ cl_result lab08_fit_sweep(const lab08_point *points, int n, lab08_fit *out)
     return CL_ERR_NOT_IMPLEMENTED;
 }
 
-
 cl_result lab08_make_table(const lab08_fit *fits, int nconfigs, unsigned long long max_bytes,
                            lab08_row *rows, int *nrows)
 {

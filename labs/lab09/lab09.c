@@ -38,7 +38,6 @@ int lab09_try_pop(lab09_ring *r, void *dst, size_t cap, size_t *bytes)
     return 0;
 }
 
-
 cl_result lab09_sendrecv(lab09_ring *tx, const void *sbuf, size_t sbytes, lab09_ring *rx,
                          void *rbuf, size_t rbytes)
 {

@@ -22,7 +22,6 @@ cl_result lab10_device_cpuset(hwloc_topology_t topo, hwloc_obj_t dev, hwloc_bitm
     return CL_ERR_NOT_IMPLEMENTED;
 }
 
-
 int lab10_pick_nic(hwloc_topology_t topo, const lab10_devices *devs, int gpu, const int *users)
 {
     // TODO(lab10) 2: the NIC closest to the GPU (section 1): the fewest parent
@@ -42,7 +41,6 @@ cl_result lab10_rank_cpuset(hwloc_topology_t topo, const lab10_devices *devs, in
     (void)topo, (void)devs, (void)gpu, (void)nic, (void)out;
     return CL_ERR_NOT_IMPLEMENTED;
 }
-
 
 cl_result lab10_format_options(hwloc_topology_t topo, hwloc_bitmap_t const *sets, int nranks,
                                const char *host, lab10_options *out)

@@ -10,8 +10,11 @@
 #   netns.sh cleanup [--all]              remove sets whose owner process is gone (--all: every set)
 #   netns.sh list                         the sets that exist now
 #
-# options: --nodes N (2)  --rate RATE (1gbit; "none" = unshaped)  --rails K (1)
+# options: --nodes N (2)  --rate RATE (1gbit; "none" = unshaped; R0,R1,... one per rail, the
+#          last for the rails after it)  --rails K (1)
 #          --ranks-per-node P (1, mpirun)  --burst B (256kb)
+#          --red MIN:MAX:PROB  the switch's port to node 0 (rail 0) queues in RED with ECN marking
+#          (bytes, bytes, probability at MAX) under its tbf: a congestion point (lab16)
 #          --tag TAG (default $COMMLAB_NETNS_TAG, else clnet<pid>; COMMLAB_NETNS_OWNER names the
 #          process whose end makes the set stale for `cleanup`, default this script)
 #
@@ -29,7 +32,7 @@ set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 STATE=${COMMLAB_NETNS_DIR:-/tmp/commlab-netns}
-NODES=2 RATE=1gbit RAILS=1 PPN=1 TAG="" BURST=256kb ALL=0
+NODES=2 RATE=1gbit RAILS=1 PPN=1 TAG="" BURST=256kb ALL=0 RED=""
 
 die() { echo "netns.sh: $*" >&2; exit 2; }
 
@@ -43,6 +46,7 @@ parse() {   # sets the globals above; leaves the rest in ARGS
             --ranks-per-node) PPN=${2:?}; shift 2 ;;
             --tag) TAG=${2:?}; shift 2 ;;
             --burst) BURST=${2:?}; shift 2 ;;
+            --red) RED=${2:?}; shift 2 ;;
             --all) ALL=1; shift ;;
             --) shift; ARGS=("$@"); return ;;
             *) ARGS=("$@"); return ;;
@@ -57,7 +61,22 @@ check_args() {
     [[ $PPN =~ ^[0-9]+$ ]] && [ "$PPN" -ge 1 ] || die "--ranks-per-node must be >= 1"
     [[ $TAG =~ ^clnet[0-9A-Za-z]*$ ]] && [ ${#TAG} -le 40 ] \
         || die "--tag must look like clnet<letters/digits>"
+    [ -z "$RED" ] || [[ $RED =~ ^[0-9]+:[0-9]+:[0-9.]+$ ]] || die "--red must be MIN:MAX:PROB"
+    [ -z "$RED" ] || [ "$RATE" != none ] || die "--red needs a shaped --rate"
     [ "$(id -u)" = 0 ] || die "network namespaces need root"
+}
+
+# red_port PORT: tbf at RATE with a RED child that marks ECN (instead of the plain tbf).
+red_port() {
+    local port=$1 min max prob burst rate
+    rate=$(rail_rate 0)
+    IFS=: read -r min max prob <<< "$RED"
+    burst=$(( (2 * min + max) / 3072 + 1 ))
+    ip netns exec "${TAG}s" tc qdisc add dev "$port" root handle 1: tbf rate "$rate" \
+        burst "$BURST" latency 50ms &&
+    ip netns exec "${TAG}s" tc qdisc add dev "$port" parent 1:1 handle 10: red \
+        limit $(( 4 * max )) min "$min" max "$max" avpkt 1024 burst "$burst" \
+        probability "$prob" bandwidth "$rate" ecn
 }
 
 # down TAG: kill what runs in the set's namespaces, delete them, remove its files. Never fails.
@@ -72,8 +91,16 @@ down() {
     return 0
 }
 
+# rail_rate R: rail R's rate, the R-th of a comma list (the last one for the rails after it).
+rail_rate() {
+    local -a rates
+    IFS=, read -r -a rates <<< "$RATE"
+    local n=${#rates[@]}
+    echo "${rates[$(( $1 < n ? $1 : n - 1 ))]}"
+}
+
 up() {
-    local i r ns port
+    local i r ns port rate
     mkdir -p "$STATE/$TAG" || die "cannot create $STATE/$TAG"
     echo "$OWNER" > "$STATE/$TAG/owner"
     echo "$NODES $RAILS $RATE" > "$STATE/$TAG/shape"
@@ -92,11 +119,16 @@ up() {
             ip -n "${TAG}s" link set "$port" master "br$r" && ip -n "${TAG}s" link set "$port" up &&
                 ip -n "$ns" addr add "10.77.$r.$((i + 1))/24" dev "eth$r" &&
                 ip -n "$ns" link set "eth$r" up || return 1
-            if [ "$RATE" != none ]; then
-                ip netns exec "$ns" tc qdisc add dev "eth$r" root tbf rate "$RATE" \
+            rate=$(rail_rate "$r")
+            if [ "$rate" != none ]; then
+                ip netns exec "$ns" tc qdisc add dev "eth$r" root tbf rate "$rate" \
                     burst "$BURST" latency 50ms &&
-                ip netns exec "${TAG}s" tc qdisc add dev "$port" root tbf rate "$RATE" \
-                    burst "$BURST" latency 50ms || return 1
+                if [ -n "$RED" ] && [ "$i" = 0 ] && [ "$r" = 0 ]; then
+                    red_port "$port" || return 1
+                else
+                    ip netns exec "${TAG}s" tc qdisc add dev "$port" root tbf rate "$rate" \
+                        burst "$BURST" latency 50ms || return 1
+                fi
             fi
         done
     done

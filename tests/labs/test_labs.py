@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from concurrent.futures import ThreadPoolExecutor
 
@@ -24,8 +25,10 @@ def labs_with_solutions():
     return [lab for lab in labs if not only or lab in only]
 
 
-def grade(lab, *args):
-    """Runs ./grade on lab and returns (exit status, results JSON)."""
+def grade(lab, *args, label=None):
+    """Runs ./grade on lab and returns (exit status, results JSON). Says on stderr how long
+    it took, for progress and for each lab's share of the suite's time."""
+    start = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
         proc = subprocess.run([PYTHON, os.path.join(ROOT, "grader", "grade.py"), lab, *args,
@@ -35,7 +38,10 @@ def grade(lab, *args):
         if not os.path.exists(out):
             raise AssertionError(f"./grade {lab} {' '.join(args)} wrote no JSON:\n{proc.stdout}")
         with open(out, encoding="utf-8") as f:
-            return proc.returncode, json.load(f), proc.stdout
+            res = json.load(f)
+    what = label or " ".join(args) or "skeleton"
+    print(f"  [{time.monotonic() - start:5.1f} s] {lab} {what}", file=sys.stderr, flush=True)
+    return proc.returncode, res, proc.stdout
 
 
 def mutant_source(lab, mutant, tmp):
@@ -53,40 +59,32 @@ def mutant_source(lab, mutant, tmp):
 
 
 class LabDiscrimination(unittest.TestCase):
+    # Labs are graded two at a time, in every test below: the machine-wide admission
+    # queue (grader/gradelib/admission.py) still gives each performance check the
+    # machine alone, and load can only make a wrong program lose more points.
     def test_reference_full_marks(self):
-        for lab in labs_with_solutions():
-            with self.subTest(lab=lab):
-                rc, res, log = grade(lab, "--solution")
-                self.assertGreater(res["max_score"], 0)
-                failed = [t["id"] for t in res["tests"] if t["status"] == "failed"]
-                # A performance ratio of the reference against its baseline can dip
-                # when something else loads the machine: re-measure only those checks,
-                # twice at most. A real regression fails every time.
-                perf = {t["id"] for t in res["tests"] if "ratio" in t.get("metrics", {})}
-                for _ in range(2):
-                    if not failed or not set(failed) <= perf:
-                        break
-                    rc, again, log = grade(lab, "--solution", *failed)
-                    failed = [t["id"] for t in again["tests"]
-                              if t["id"] in failed and t["status"] == "failed"]
-                self.assertEqual(failed, [], f"{lab} reference failed checks:\n{log}")
-                self.assertEqual(rc, 0, log)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for lab, rc, res, log, failed in pool.map(grade_reference, labs_with_solutions()):
+                with self.subTest(lab=lab):
+                    self.assertGreater(res["max_score"], 0)
+                    self.assertEqual(failed, [], f"{lab} reference failed checks:\n{log}")
+                    self.assertEqual(rc, 0, log)
 
     def test_skeleton_fails_every_correctness_check(self):
-        for lab in labs_with_solutions():
-            with self.subTest(lab=lab):
-                rc, res, log = grade(lab)
-                scored = [t for t in res["tests"] if t["max_score"] > 0 and t["status"] != "skipped"]
-                self.assertTrue(scored, f"{lab}: no scored checks ran")
-                passed = [t["id"] for t in scored if t["status"] == "passed"]
-                self.assertEqual(passed, [], f"{lab} skeleton passes checks:\n{log}")
-                self.assertEqual(res["score"], 0, log)
-                self.assertNotEqual(rc, 0)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for lab, (rc, res, log) in zip(labs_with_solutions(),
+                                           pool.map(grade, labs_with_solutions())):
+                with self.subTest(lab=lab):
+                    scored = [t for t in res["tests"]
+                              if t["max_score"] > 0 and t["status"] != "skipped"]
+                    self.assertTrue(scored, f"{lab}: no scored checks ran")
+                    passed = [t["id"] for t in scored if t["status"] == "passed"]
+                    self.assertEqual(passed, [], f"{lab} skeleton passes checks:\n{log}")
+                    self.assertEqual(res["score"], 0, log)
+                    self.assertNotEqual(rc, 0)
 
     def test_typical_mistakes_are_caught(self):
-        # Mutants of different labs are graded two at a time (the per-lab lock keeps
-        # one lab's runs apart). Load can only make a mutant lose more points, never
-        # let it pass, so this parallelism cannot hide a mutant.
+        # One lab's mutants in turn (the per-lab lock keeps one lab's runs apart).
         every = {lab: m for lab, m in all_mutants().items() if lab in labs_with_solutions()}
         for lab, mutants in sorted(every.items()):
             self.assertGreaterEqual(len(mutants), 3, f"{lab}: fewer than 3 mutants")
@@ -104,6 +102,22 @@ class LabDiscrimination(unittest.TestCase):
                     self.assertNotEqual(rc, 0)
 
 
+def grade_reference(lab):
+    """Grades the reference; returns (lab, rc, results, log, failed check ids)."""
+    rc, res, log = grade(lab, "--solution")
+    failed = [t["id"] for t in res["tests"] if t["status"] == "failed"]
+    # A performance ratio of the reference against its baseline can dip when
+    # something else loads the machine: re-measure only those checks, twice at most.
+    # A real regression fails every time.
+    perf = {t["id"] for t in res["tests"] if "ratio" in t.get("metrics", {})}
+    for _ in range(2):
+        if not failed or not set(failed) <= perf:
+            break
+        rc, again, log = grade(lab, "--solution", *failed)
+        failed = [t["id"] for t in again["tests"] if t["id"] in failed and t["status"] == "failed"]
+    return lab, rc, res, log, failed
+
+
 def grade_mutants(item):
     """Grades each mutant of one lab in turn; returns (lab, mutant, rc, results, log)s.
     Only the checks that must catch a mutant are selected (their parents and the
@@ -113,7 +127,7 @@ def grade_mutants(item):
     for mutant in mutants:
         with tempfile.TemporaryDirectory() as tmp:
             rc, res, log = grade(lab, "--source", mutant_source(lab, mutant, tmp),
-                                 *mutant.caught_by)
+                                 *mutant.caught_by, label=f"mutant '{mutant.name}'")
         out.append((lab, mutant, rc, res, log))
     return out
 

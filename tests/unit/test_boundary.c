@@ -137,6 +137,17 @@ static void test_rules(void **state)
     assert_int_equal(t.trace[0][0].peer, 1);
     assert_int_equal(t.trace[0][0].bytes, 64);
     assert_int_equal(t.trace[1][0].op, CL_WOP_IRECV);
+    scene m = {.entry = "allocfree", .allow = CL_ALLOW_MEMORY, .ranks = 1};
+    play(&m);
+    assert_int_equal(m.res[0].status, CL_OK);
+    assert_int_equal(m.trace[0][0].op, CL_WOP_ALLOC); /* both carry the size: memory in use */
+    assert_int_equal(m.trace[0][0].bytes, 100);
+    assert_int_equal(m.trace[0][1].op, CL_WOP_FREE);
+    assert_int_equal(m.trace[0][1].bytes, 100);
+    scene f = {.entry = "freeforeign", .allow = CL_ALLOW_MEMORY, .ranks = 1};
+    play(&f);
+    assert_int_equal(f.res[0].status, CL_ERR_INVALID);
+    assert_non_null(strstr(f.res[0].error, "not allocated by your code"));
     scene u = {.entry = "pass", .allow = CL_ALLOW_P2P, .ranks = 2, .x = 1};
     play(&u);
     assert_int_equal(u.res[0].status, CL_ERR_INVALID);

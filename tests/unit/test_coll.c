@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "coll.h"
+#include "launch.h" /* cl_pipeline_chunk: the harness side's */
 
 static void test_block_partition(void **state)
 {

@@ -104,7 +104,22 @@ static cl_result other_rank(cl_comm *c, void *args)
     return cl_copy_local(me, (char *)a->buf + 8, a->buf, 4);
 }
 
+static cl_result alloc_free(cl_comm *c, void *args)
+{
+    (void)args;
+    void *p;
+    CL_CHECK(cl_mem_alloc(c, 100, &p));
+    return cl_mem_free(c, p);
+}
+
+static cl_result free_foreign(cl_comm *c, void *args)
+{
+    probe_args *a = args; /* the harness's buffer */
+    return cl_mem_free(c, a->buf);
+}
+
 CL_STUDENT_ENTRIES({"echo", echo}, {"fail", fail}, {"crash", crash}, {"open", open_file},
                    {"spawn", spawn}, {"spin", spin}, {"deref", deref},
                    {"download", download}, {"pass", pass}, {"inflight", leave_in_flight},
-                   {"other", other_rank});
+                   {"other", other_rank}, {"allocfree", alloc_free},
+                   {"freeforeign", free_foreign});

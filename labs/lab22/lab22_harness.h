@@ -1,0 +1,51 @@
+/* lab22_harness.h: the harness's side of lab 22: its own plain data-parallel run, the
+ * ZeRO accounting of bytes and memory, and the bucket's model. Never in the student's
+ * program. */
+#ifndef LAB22_HARNESS_H
+#define LAB22_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lab22.h"
+#include "p2p.h"
+
+/* The stated tolerance on the model after k steps: the student's float run against the
+ * harness's double-precision run, per parameter |got - want| <= max(REL * |want|, ABS). */
+#define LAB22_REL 1e-4
+#define LAB22_ABS 1e-5
+
+typedef struct lab22_model {
+    int layers, width, batch, steps;
+    float lr, momentum;
+} lab22_model;
+
+/* The initial model (the same for every rank) and rank's batch for seed. */
+void lab22_init(const lab22_model *m, uint64_t seed, int rank, float *params, float *x, float *t);
+
+/* *changed = floats of the rank's inputs (params, x, t) that differ from what they were
+ * (host: lab22_init's values for this rank, one after the other). */
+cl_result lab22_count_changed(cl_comm *c, const lab22_model *m, const float *params, const float *x,
+                              const float *t, const float *host, size_t *changed);
+
+/* The model after m->steps steps of plain data parallelism over ranks ranks (the mean
+ * of every rank's gradient), in double precision: want[] (every layer's block). */
+cl_result lab22_reference(const lab22_model *m, uint64_t seed, int ranks, double *want);
+
+/* The bytes a rank sends in m->steps steps of a stage, by ZeRO's accounting with ring
+ * collectives: 2Ψ(N-1)/N per step for stages 0-2 (a ReduceScatter and an AllGather of
+ * Ψ), 3Ψ(N-1)/N for stage 3 (the parameters gathered twice). Ψ in bytes. */
+size_t lab22_expected_sent(const lab22_model *m, int ranks, int stage);
+
+/* The model states a rank holds in a stage (parameters, gradients, momentum: fp32),
+ * and the most memory it may hold at once: the states, the activations and a fixed
+ * allowance for one layer's working buffers (lab22_memory_bound). */
+size_t lab22_states_bytes(const lab22_model *m, int ranks, int stage);
+size_t lab22_memory_bound(const lab22_model *m, int ranks, int stage);
+
+/* The bucket's model: the step time of ZeRO-2 with buckets of s elements on cluster k
+ * (INFINITY with *why when the buckets do not fit), and the best bucket's. */
+double lab22_bucket_step(const lab22_cluster *k, double s, const char **why);
+double lab22_best_bucket(const lab22_cluster *k, double *best_s);
+
+#endif /* LAB22_HARNESS_H */
