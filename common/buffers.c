@@ -74,8 +74,8 @@ const cl_buffer *cl_buffers_find(const void *p, size_t bytes, int owner, const c
         return NULL;
     }
     if (owner >= 0 && b->owner != owner) {
-        cl_set_error("%s: the buffer at %p belongs to rank %d, not to rank %d", what, p,
-                     b->owner, owner);
+        cl_set_error("%s: the buffer at %p belongs to rank %d, not to rank %d", what, p, b->owner,
+                     owner);
         return NULL;
     }
     return b;

@@ -27,8 +27,8 @@
 typedef struct cl_buffer {
     uintptr_t base; /* the address rank programs use */
     size_t bytes;
-    int owner;      /* world rank that allocated it */
-    void *impl;     /* the backend's view */
+    int owner;  /* world rank that allocated it */
+    void *impl; /* the backend's view */
 } cl_buffer;
 
 /* Record a buffer. CL_ERR_NOMEM, or CL_ERR_INVALID if it overlaps one. */

@@ -6,7 +6,7 @@
 
 static const char *const coll_names[CL_COLL_KIND_COUNT] = {
     "allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall", "alltoallv"};
-static const char *const algo_names[CL_ALGO_COUNT] = {"auto", "Ring", "Tree",
+static const char *const algo_names[CL_ALGO_COUNT] = {"auto", "Ring",     "Tree",
                                                       "NVLS", "NVLSTree", "Hier"};
 static const char *const proto_names[CL_PROTO_COUNT] = {"LL", "LL128", "Simple"};
 

@@ -69,8 +69,8 @@ typedef struct cl_coll_args {
     void *recvbuf;
     size_t count;
     cl_dtype dtype;
-    cl_op op;   /* reducing kinds only */
-    int root;   /* BROADCAST and REDUCE */
+    cl_op op;                                                  /* reducing kinds only */
+    int root;                                                  /* BROADCAST and REDUCE */
     const size_t *sendcounts, *sdispls, *recvcounts, *rdispls; /* ALLTOALLV: p each */
     void *scratch;
     size_t scratch_bytes;

@@ -16,9 +16,9 @@
 #include "result.h"
 
 typedef struct cl_coro {
-    void *sp;        /* saved stack pointer (the register-only switch) */
-    ucontext_t ctx;  /* saved context (elsewhere) */
-    void *stack;     /* NULL for the thread's own stack: the scheduler */
+    void *sp;       /* saved stack pointer (the register-only switch) */
+    ucontext_t ctx; /* saved context (elsewhere) */
+    void *stack;    /* NULL for the thread's own stack: the scheduler */
     size_t stack_bytes;
 } cl_coro;
 

@@ -77,8 +77,8 @@ cl_result cl_data_fill(void *buf, size_t first, size_t count, cl_dtype t, cl_op 
     return CL_OK;
 }
 
-cl_result cl_data_expected(void *buf, size_t first, size_t count, cl_dtype t, cl_op op,
-                           int nranks, uint64_t seed)
+cl_result cl_data_expected(void *buf, size_t first, size_t count, cl_dtype t, cl_op op, int nranks,
+                           uint64_t seed)
 {
     CL_CHECK(check_args(t, op, nranks));
     for (size_t k = 0; k < count; k++) {

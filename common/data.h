@@ -26,8 +26,8 @@ cl_result cl_data_fill(void *buf, size_t first, size_t count, cl_dtype t, cl_op 
                        uint64_t seed);
 
 /* Fill buf with the reduction over ranks 0..nranks-1 of their inputs. */
-cl_result cl_data_expected(void *buf, size_t first, size_t count, cl_dtype t, cl_op op,
-                           int nranks, uint64_t seed);
+cl_result cl_data_expected(void *buf, size_t first, size_t count, cl_dtype t, cl_op op, int nranks,
+                           uint64_t seed);
 
 /* Compare buf with the expected reduction; *nwrong = number of elements
  * that differ bit-for-bit. Returns CL_OK (even if *nwrong > 0) or

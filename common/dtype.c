@@ -23,10 +23,7 @@ const char *cl_dtype_name(cl_dtype t)
     return (unsigned)t < CL_DTYPE_COUNT ? dtype_names[t] : "?";
 }
 
-const char *cl_op_name(cl_op op)
-{
-    return (unsigned)op < CL_OP_COUNT ? op_names[op] : "?";
-}
+const char *cl_op_name(cl_op op) { return (unsigned)op < CL_OP_COUNT ? op_names[op] : "?"; }
 
 cl_result cl_dtype_parse(const char *name, cl_dtype *out)
 {

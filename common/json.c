@@ -33,10 +33,7 @@ void cl_json_write_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-static void write_string(cl_json *j, const char *s)
-{
-    cl_json_write_string(j->out, s);
-}
+static void write_string(cl_json *j, const char *s) { cl_json_write_string(j->out, s); }
 
 /* Write the separator and key that precede a value at the current level. */
 static void prefix(cl_json *j, const char *key)

@@ -27,7 +27,7 @@
 
 typedef struct cl_json {
     FILE *out;
-    bool owns_out;                     /* opened by cl_json_open(): closed by cl_json_close() */
+    bool owns_out; /* opened by cl_json_open(): closed by cl_json_close() */
     int depth;
     bool first[CL_JSON_MAX_DEPTH];     /* no element written yet at this level */
     bool is_object[CL_JSON_MAX_DEPTH]; /* level is an object (else an array) */

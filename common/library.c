@@ -1,4 +1,5 @@
-/* library.c: the backend libraries' collectives (the baselines), and NCCL's algorithms over p2p for "sim".
+/* library.c: the backend libraries' collectives (the baselines), and NCCL's algorithms over p2p for
+ * "sim".
  *
  * On "sim" the baseline is the algorithm NCCL runs, written over the same
  * interface as the student's code and simulated the same way: rings for
@@ -118,8 +119,8 @@ cl_result cl_p2p_chain_broadcast(cl_comm *c, const cl_coll_args *a, size_t chunk
         }
         if (k < nchunks && pos > 0) {
             size_t o = k * chunk;
-            CL_CHECK(cl_recv(c, out + o * es, (n - o < chunk ? n - o : chunk) * es,
-                             (r - 1 + p) % p));
+            CL_CHECK(
+                cl_recv(c, out + o * es, (n - o < chunk ? n - o : chunk) * es, (r - 1 + p) % p));
         }
         CL_CHECK(cl_group_end(c));
     }
@@ -141,14 +142,15 @@ static cl_result chain_reduce(cl_comm *c, const cl_coll_args *a)
         size_t so = (k - 1) * chunk, ro = k * chunk;
         CL_CHECK(cl_group_start(c));
         if (k > 0 && pos < p - 1)
-            CL_CHECK(cl_send(c, acc + so * es, (n - so < chunk ? n - so : chunk) * es, (r + 1) % p));
+            CL_CHECK(
+                cl_send(c, acc + so * es, (n - so < chunk ? n - so : chunk) * es, (r + 1) % p));
         if (k < nchunks && pos > 0)
-            CL_CHECK(cl_recv(c, acc + ro * es, (n - ro < chunk ? n - ro : chunk) * es,
-                             (r - 1 + p) % p));
+            CL_CHECK(
+                cl_recv(c, acc + ro * es, (n - ro < chunk ? n - ro : chunk) * es, (r - 1 + p) % p));
         CL_CHECK(cl_group_end(c));
         if (k < nchunks && pos > 0)
-            CL_CHECK(cl_reduce_local(c, acc + ro * es, in + ro * es, n - ro < chunk ? n - ro : chunk,
-                                     a->dtype, a->op));
+            CL_CHECK(cl_reduce_local(c, acc + ro * es, in + ro * es,
+                                     n - ro < chunk ? n - ro : chunk, a->dtype, a->op));
     }
     return CL_OK;
 }
@@ -161,9 +163,9 @@ static cl_result all_to_all(cl_comm *c, const cl_coll_args *a, int vector)
     size_t es = cl_dtype_size(a->dtype), b = vector ? 0 : a->count / (size_t)p;
     const char *in = a->sendbuf;
     char *out = a->recvbuf;
-#define SOFF(j) ((vector ? a->sdispls[j] : (size_t)(j) * b) * es)
+#define SOFF(j) ((vector ? a->sdispls[j] : (size_t)(j)*b) * es)
 #define SLEN(j) ((vector ? a->sendcounts[j] : b) * es)
-#define ROFF(j) ((vector ? a->rdispls[j] : (size_t)(j) * b) * es)
+#define ROFF(j) ((vector ? a->rdispls[j] : (size_t)(j)*b) * es)
 #define RLEN(j) ((vector ? a->recvcounts[j] : b) * es)
     CL_CHECK(cl_copy_local(c, out + ROFF(r), in + SOFF(r), SLEN(r)));
     CL_CHECK(cl_group_start(c));
@@ -183,7 +185,8 @@ cl_result cl_p2p_library(cl_comm *c, cl_coll_kind kind, const cl_coll_args *a)
 {
     switch (kind) {
     case CL_COLL_ALLREDUCE: return ring_allreduce(c, a);
-    case CL_COLL_REDUCESCATTER: return ring_reduce_scatter(c, a, a->sendbuf, a->recvbuf, a->scratch);
+    case CL_COLL_REDUCESCATTER:
+        return ring_reduce_scatter(c, a, a->sendbuf, a->recvbuf, a->scratch);
     case CL_COLL_ALLGATHER: return ring_allgather(c, a);
     case CL_COLL_BROADCAST:
         return cl_p2p_chain_broadcast(c, a, cl_pipeline_chunk(a->count * cl_dtype_size(a->dtype)));

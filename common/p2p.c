@@ -117,10 +117,7 @@ cl_result cl_irecv(cl_comm *c, void *buf, size_t bytes, int peer, cl_request *re
     return c->ops->irecv(c, buf, bytes, peer, &req->id);
 }
 
-cl_result cl_wait(cl_comm *c, cl_request *req)
-{
-    return cl_waitall(c, 1, req);
-}
+cl_result cl_wait(cl_comm *c, cl_request *req) { return cl_waitall(c, 1, req); }
 
 cl_result cl_waitall(cl_comm *c, int n, cl_request *reqs)
 {
@@ -194,8 +191,8 @@ cl_result cl_reduce_local(cl_comm *c, void *inout, const void *in, size_t count,
                           cl_op op)
 {
     if (cl_dtype_size(t) == 0 || (unsigned)op >= CL_OP_COUNT) {
-        cl_set_error("rank %d: cl_reduce_local with data type %d and reduction %d", c->rank,
-                     (int)t, (int)op);
+        cl_set_error("rank %d: cl_reduce_local with data type %d and reduction %d", c->rank, (int)t,
+                     (int)op);
         return CL_ERR_INVALID;
     }
     return count ? c->ops->reduce_local(c, inout, in, count, t, op) : CL_OK;

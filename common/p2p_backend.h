@@ -41,7 +41,7 @@ typedef struct cl_backend_ops {
  * their own struct and cast. */
 struct cl_comm {
     const cl_backend_ops *ops;
-    int rank;        /* in this communicator */
+    int rank; /* in this communicator */
     int size;
     int world_rank;  /* in the launch's world: the owner of this rank's buffers */
     int *world_of;   /* world rank of each rank of this communicator; NULL: the world itself */

@@ -252,8 +252,8 @@ static cl_result mpi_copy(cl_comm *c, void *dst, const void *src, size_t bytes)
     return CL_OK;
 }
 
-static cl_result mpi_reduce_local(cl_comm *c, void *inout, const void *in, size_t count,
-                                  cl_dtype t, cl_op op)
+static cl_result mpi_reduce_local(cl_comm *c, void *inout, const void *in, size_t count, cl_dtype t,
+                                  cl_op op)
 {
     (void)c;
     return cl_reduce_host(inout, in, count, t, op);
@@ -320,9 +320,7 @@ cl_result cl_mpi_library(cl_comm *c, cl_coll_kind kind, const cl_coll_args *a)
         err = MPI_Bcast(a->recvbuf, n, mt, a->root, comm);
         break;
     case CL_COLL_REDUCE: err = MPI_Reduce(sb, a->recvbuf, n, mt, mo, a->root, comm); break;
-    case CL_COLL_ALLTOALL:
-        err = MPI_Alltoall(sb, n / p, mt, a->recvbuf, n / p, mt, comm);
-        break;
+    case CL_COLL_ALLTOALL: err = MPI_Alltoall(sb, n / p, mt, a->recvbuf, n / p, mt, comm); break;
     case CL_COLL_ALLTOALLV:
         rc = int_counts(p, 0, a->sendcounts, cnt, dsp);
         if (rc == CL_OK)
@@ -334,9 +332,7 @@ cl_result cl_mpi_library(cl_comm *c, cl_coll_kind kind, const cl_coll_args *a)
         if (rc == CL_OK)
             err = MPI_Alltoallv(sb, cnt, dsp, mt, a->recvbuf, rcnt, rdsp, mt, comm);
         break;
-    default:
-        cl_set_error("no MPI collective for kind %d", (int)kind);
-        rc = CL_ERR_INVALID;
+    default: cl_set_error("no MPI collective for kind %d", (int)kind); rc = CL_ERR_INVALID;
     }
     free(cnt);
     if (rc == CL_OK && err != MPI_SUCCESS)

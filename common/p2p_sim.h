@@ -27,8 +27,8 @@ void cl_sim_wake(int world_rank);
  * the inputs of rank `owner` for (seed, t, op) from global index first, or
  * raw bytes (t == -1); poison; count the elements of [p, p + count) that are
  * not the reduction over ranks lo..hi-1 of those inputs. */
-cl_result cl_sim_fill(cl_comm *c, void *p, size_t count, int t, cl_op op, uint64_t seed,
-                      int owner, int64_t first);
+cl_result cl_sim_fill(cl_comm *c, void *p, size_t count, int t, cl_op op, uint64_t seed, int owner,
+                      int64_t first);
 cl_result cl_sim_poison(cl_comm *c, void *p, size_t bytes);
 cl_result cl_sim_wrong(cl_comm *c, const void *p, size_t count, int t, cl_op op, uint64_t seed,
                        int lo, int hi, int64_t first, size_t *wrong);

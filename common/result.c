@@ -33,15 +33,9 @@ void cl_set_error(const char *fmt, ...)
     va_end(ap);
 }
 
-const char *cl_last_error(void)
-{
-    return last_error;
-}
+const char *cl_last_error(void) { return last_error; }
 
-void cl_clear_error(void)
-{
-    last_error[0] = '\0';
-}
+void cl_clear_error(void) { last_error[0] = '\0'; }
 
 void cl_report_failure(const char *file, int line, const char *what, cl_result rc)
 {

@@ -51,16 +51,16 @@ void cl_report_failure(const char *file, int line, const char *what, cl_result r
  * reports that as skipped, never as failed), 1 for the rest. */
 int cl_exit_status(cl_result rc);
 
-#define CL_EXIT_TIMEOUT 3
+#define CL_EXIT_TIMEOUT     3
 #define CL_EXIT_UNSUPPORTED 4
 
-#define CL_CHECK(expr)                                                    \
-    do {                                                                  \
-        cl_result cl_check_rc_ = (expr);                                  \
-        if (cl_check_rc_ != CL_OK) {                                      \
-            cl_report_failure(__FILE__, __LINE__, #expr, cl_check_rc_);   \
-            return cl_check_rc_;                                          \
-        }                                                                 \
+#define CL_CHECK(expr)                                                                             \
+    do {                                                                                           \
+        cl_result cl_check_rc_ = (expr);                                                           \
+        if (cl_check_rc_ != CL_OK) {                                                               \
+            cl_report_failure(__FILE__, __LINE__, #expr, cl_check_rc_);                            \
+            return cl_check_rc_;                                                                   \
+        }                                                                                          \
     } while (0)
 
 /* The one cleanup idiom, for functions that own resources: declare
@@ -75,13 +75,13 @@ int cl_exit_status(cl_result rc);
  *     cl_mem_free(c, buf);
  *     return rc;
  */
-#define CL_TRY(expr)                                                      \
-    do {                                                                  \
-        rc = (expr);                                                      \
-        if (rc != CL_OK) {                                                \
-            cl_report_failure(__FILE__, __LINE__, #expr, rc);             \
-            goto done;                                                    \
-        }                                                                 \
+#define CL_TRY(expr)                                                                               \
+    do {                                                                                           \
+        rc = (expr);                                                                               \
+        if (rc != CL_OK) {                                                                         \
+            cl_report_failure(__FILE__, __LINE__, #expr, rc);                                      \
+            goto done;                                                                             \
+        }                                                                                          \
     } while (0)
 
 /* Conditions that should never happen: true in release builds, loud in tests.

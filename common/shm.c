@@ -189,7 +189,7 @@ cl_result cl_shm_create(cl_shm *s, const char *what, size_t bytes)
     s->fd = -1;
     if (bytes == 0 || !label_ok(what)) {
         cl_set_error("cl_shm_create: need bytes > 0 and a label of [A-Za-z0-9_], got %zu, '%s'",
-                      bytes, what ? what : "(null)");
+                     bytes, what ? what : "(null)");
         return CL_ERR_INVALID;
     }
     int fd = -1;

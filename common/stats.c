@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -10,7 +10,7 @@ typedef struct cl_summary {
     size_t n;
     double min, max;
     double median;
-    double q1, q3;  /* quartiles (linear interpolation) */
+    double q1, q3; /* quartiles (linear interpolation) */
     double mean;
 } cl_summary;
 

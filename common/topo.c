@@ -9,9 +9,8 @@
 #include "json.h"
 
 static const char *const kind_names[] = {
-    [CL_LINK_SELF] = "X",     [CL_LINK_NVLINK] = "NV", [CL_LINK_PIX] = "PIX",
-    [CL_LINK_PXB] = "PXB",    [CL_LINK_PHB] = "PHB",   [CL_LINK_NODE] = "NODE",
-    [CL_LINK_SYS] = "SYS",    [CL_LINK_UNKNOWN] = "?",
+    [CL_LINK_SELF] = "X",  [CL_LINK_NVLINK] = "NV", [CL_LINK_PIX] = "PIX", [CL_LINK_PXB] = "PXB",
+    [CL_LINK_PHB] = "PHB", [CL_LINK_NODE] = "NODE", [CL_LINK_SYS] = "SYS", [CL_LINK_UNKNOWN] = "?",
 };
 
 const char *cl_link_kind_name(cl_link_kind kind)
@@ -23,8 +22,8 @@ const char *cl_link_kind_name(cl_link_kind kind)
 
 cl_result cl_link_from_code(const char *code, cl_link *out)
 {
-    static const cl_link_kind fixed[] = {CL_LINK_SELF, CL_LINK_PIX, CL_LINK_PXB,
-                                         CL_LINK_PHB, CL_LINK_NODE, CL_LINK_SYS};
+    static const cl_link_kind fixed[] = {CL_LINK_SELF, CL_LINK_PIX,  CL_LINK_PXB,
+                                         CL_LINK_PHB,  CL_LINK_NODE, CL_LINK_SYS};
     if (code == NULL || out == NULL)
         return CL_ERR_INVALID;
     memset(out, 0, sizeof(*out));

@@ -21,8 +21,8 @@
 #include "result.h"
 
 #define CL_TOPO_MAX_DEVICES 64
-#define CL_TOPO_NAME_LEN 32
-#define CL_TOPO_CPUSET_LEN 128
+#define CL_TOPO_NAME_LEN    32
+#define CL_TOPO_CPUSET_LEN  128
 
 typedef enum cl_link_kind {
     CL_LINK_SELF,   /* X    the device itself */
@@ -37,20 +37,20 @@ typedef enum cl_link_kind {
 
 typedef struct cl_link {
     cl_link_kind kind;
-    int nvlinks;                 /* bonded NVLink count when kind == CL_LINK_NVLINK, else 0 */
-    char code[8];                /* the legend code as printed: "NV12", "PXB", "X" */
+    int nvlinks;  /* bonded NVLink count when kind == CL_LINK_NVLINK, else 0 */
+    char code[8]; /* the legend code as printed: "NV12", "PXB", "X" */
 } cl_link;
 
 typedef enum cl_device_kind { CL_DEV_GPU, CL_DEV_NIC, CL_DEV_OTHER } cl_device_kind;
 
 typedef struct cl_device {
-    char name[CL_TOPO_NAME_LEN];   /* GPU0, mlx5_0 (a NIC legend alias NIC0 is resolved) */
-    char label[CL_TOPO_NAME_LEN];  /* the column header as printed: GPU0, NIC0, mlx5_2 */
+    char name[CL_TOPO_NAME_LEN];  /* GPU0, mlx5_0 (a NIC legend alias NIC0 is resolved) */
+    char label[CL_TOPO_NAME_LEN]; /* the column header as printed: GPU0, NIC0, mlx5_2 */
     cl_device_kind kind;
     char cpu_affinity[CL_TOPO_CPUSET_LEN]; /* "0-19,40-59"; "" when not given */
-    int numa_node;                 /* NUMA Affinity column; -1 when absent or N/A */
-    int numa_given;                /* 1 when the file gave a NUMA value (a number or N/A) */
-    char busid[16];                /* PCI bus id from XML ("0000:07:00.0"); "" from topo -m */
+    int numa_node;                         /* NUMA Affinity column; -1 when absent or N/A */
+    int numa_given;                        /* 1 when the file gave a NUMA value (a number or N/A) */
+    char busid[16]; /* PCI bus id from XML ("0000:07:00.0"); "" from topo -m */
 } cl_device;
 
 typedef struct cl_topo {

@@ -35,7 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 enum { AFF_CPU, AFF_NUMA, AFF_GPU_NUMA, AFF_KINDS };
 
 static const char *const aff_names[AFF_KINDS] = {"CPU Affinity", "NUMA Affinity", "GPU NUMA ID"};
@@ -100,10 +99,7 @@ static const char *skip_ws(const char *p)
     return p;
 }
 
-static int is_blank(const char *s)
-{
-    return *skip_ws(s) == '\0';
-}
+static int is_blank(const char *s) { return *skip_ws(s) == '\0'; }
 
 /* Length of the legend code at p (0 if none); the code is copied to code[8]. */
 static size_t match_code(const char *p, char code[8])
@@ -233,13 +229,14 @@ static cl_result parse_rows(const char *path, const smi_line *hdr, const smi_lin
         int ok = at + len <= labels_len && strncmp(h + at, name, len) == 0;
         if (ok && at + len < labels_len && h[at + len] != ' ' && h[at + len] != '\t') {
             /* Run-together labels: the next row name must start right here. */
-            ok = i + 1 < n && strncmp(h + at + len, out->dev[i + 1].label,
-                                      strlen(out->dev[i + 1].label)) == 0;
+            ok = i + 1 < n &&
+                 strncmp(h + at + len, out->dev[i + 1].label, strlen(out->dev[i + 1].label)) == 0;
         }
         if (!ok) {
             if (at >= labels_len)
                 cl_set_error("%s:%d: row '%s' has no column in the header (%d rows, matrix not "
-                             "square)", path, rows[i].lineno, name, n);
+                             "square)",
+                             path, rows[i].lineno, name, n);
             else
                 cl_set_error("%s:%d: row '%s' does not match header column %d", path,
                              rows[i].lineno, name, i);
@@ -253,7 +250,8 @@ static cl_result parse_rows(const char *path, const smi_line *hdr, const smi_lin
         char tok[32];
         token(h + at, tok, sizeof(tok));
         cl_set_error("%s:%d: header has more columns than the %d rows (matrix not square) at "
-                     "'%s'", path, hdr->lineno, n, tok);
+                     "'%s'",
+                     path, hdr->lineno, n, tok);
         return CL_ERR_PARSE;
     }
 
@@ -272,8 +270,8 @@ static cl_result parse_rows(const char *path, const smi_line *hdr, const smi_lin
                                  d->label, j, n);
                 else {
                     token(p, tok, sizeof(tok));
-                    cl_set_error("%s:%d: unknown link code '%s' in row '%s'", path, r->lineno,
-                                 tok, d->label);
+                    cl_set_error("%s:%d: unknown link code '%s' in row '%s'", path, r->lineno, tok,
+                                 d->label);
                 }
                 return CL_ERR_PARSE;
             }
@@ -284,7 +282,8 @@ static cl_result parse_rows(const char *path, const smi_line *hdr, const smi_lin
             }
             if ((out->link[i][j].kind == CL_LINK_SELF) != (i == j)) {
                 cl_set_error("%s:%d: row '%s' column %d is '%s'; 'X' belongs on the diagonal "
-                             "only", path, r->lineno, d->label, j, code);
+                             "only",
+                             path, r->lineno, d->label, j, code);
                 return CL_ERR_PARSE;
             }
             p += len;
@@ -303,8 +302,8 @@ static cl_result parse_rows(const char *path, const smi_line *hdr, const smi_lin
             if (m == naff) {
                 char tok[32];
                 token(p, tok, sizeof(tok));
-                cl_set_error("%s:%d: row '%s': unexpected '%s' after the %d affinity values",
-                             path, r->lineno, d->label, tok, naff);
+                cl_set_error("%s:%d: row '%s': unexpected '%s' after the %d affinity values", path,
+                             r->lineno, d->label, tok, naff);
                 return CL_ERR_PARSE;
             }
             if (token(p, vals[m], sizeof(vals[m])) >= sizeof(vals[m])) {
@@ -380,8 +379,8 @@ static cl_result apply_nic_legend(const char *path, const smi_lines *ls, int fro
             if (strcmp(out->dev[d].label, label) == 0)
                 break;
         if (d == out->ndevices) {
-            cl_set_error("%s:%d: NIC legend names '%s', which is not a column of the matrix",
-                         path, ls->v[i].lineno, label);
+            cl_set_error("%s:%d: NIC legend names '%s', which is not a column of the matrix", path,
+                         ls->v[i].lineno, label);
             return CL_ERR_PARSE;
         }
         strcpy(out->dev[d].name, name);

@@ -29,10 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-#define XML_MAX_ATTRS 32
-#define XML_MAX_DEPTH 64
-#define NCCL_TCLASS_GPU 0x030200
+#define XML_MAX_ATTRS        32
+#define XML_MAX_DEPTH        64
+#define NCCL_TCLASS_GPU      0x030200
 #define NCCL_TCLASS_NVSWITCH 0x068000
 
 typedef struct xml_node {
@@ -110,10 +109,7 @@ static cl_result skip_past(xml_reader *r, const char *term, const char *what)
     return CL_OK;
 }
 
-static int name_char(int c)
-{
-    return isalnum(c) || c == '_' || c == '-' || c == ':' || c == '.';
-}
+static int name_char(int c) { return isalnum(c) || c == '_' || c == '-' || c == ':' || c == '.'; }
 
 static char *read_name(xml_reader *r)
 {
@@ -319,10 +315,10 @@ static cl_result xml_parse(xml_reader *r, xml_node **root)
 
 typedef struct xdev {
     cl_device_kind kind;
-    int dev;        /* <gpu dev> or <net dev>; -1 if absent */
-    int order;      /* file order */
-    int cpu;        /* index of the enclosing <cpu> */
-    int depth;      /* number of bridge <pci> above the device */
+    int dev;   /* <gpu dev> or <net dev>; -1 if absent */
+    int order; /* file order */
+    int cpu;   /* index of the enclosing <cpu> */
+    int depth; /* number of bridge <pci> above the device */
     const xml_node *chain[MAX_CHAIN];
     const xml_node *gpu; /* the <gpu> element, for its <nvlink>s */
     const xml_node *elem;

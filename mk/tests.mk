@@ -3,6 +3,7 @@
 #   unit-test    cmocka tests of common/ (tests/unit/test_*.c)
 #   grader-test  the grading harness on small fake labs (tests/grader)
 #   lab-test     every lab: reference full marks, skeleton zero, mutants caught (tests/labs)
+#   format-check every C file as clang-format leaves it (`make format` fixes it)
 #   handout-check every handout against its spec (ids, points table, sections, commands)
 #   exploit-test hostile submissions, 20 graders at once, official mode (tests/exploits)
 #   gpu-test     the GPU paths skip cleanly here; the smoke program (gpu-smoke) runs
@@ -85,6 +86,7 @@ lab-test:
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory check-skeletons
+	$(Q)$(MAKE) --no-print-directory format-check
 	$(Q)$(MAKE) --no-print-directory handout-check
 	$(Q)$(MAKE) --no-print-directory unit-test
 	$(Q)$(MAKE) --no-print-directory same-algo-test

@@ -163,8 +163,7 @@ cl_result cl_host_alloc(size_t bytes, void **out)
         cl_pretouch(*out, need);
         return CL_OK;
     }
-    cl_set_error("the shared arena (%zu MiB) has no room for %zu more bytes", A.bytes >> 20,
-                 bytes);
+    cl_set_error("the shared arena (%zu MiB) has no room for %zu more bytes", A.bytes >> 20, bytes);
     return CL_ERR_NOMEM;
 }
 

@@ -96,10 +96,10 @@ typedef struct cl_call {
 } cl_call;
 
 typedef struct cl_call_result {
-    cl_result status;  /* what the entry returned; CL_ERR_CRASHED, CL_ERR_TIMEOUT */
-    char error[320];   /* its reason */
-    char forbidden[48];/* the first operation refused, "" if none */
-    double seconds;    /* the call's duration on the rank's clock, measured by the harness */
+    cl_result status;   /* what the entry returned; CL_ERR_CRASHED, CL_ERR_TIMEOUT */
+    char error[320];    /* its reason */
+    char forbidden[48]; /* the first operation refused, "" if none */
+    double seconds;     /* the call's duration on the rank's clock, measured by the harness */
 } cl_call_result;
 
 /* Run the call and serve its operations until it returns. Returns CL_OK when

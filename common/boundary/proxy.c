@@ -78,9 +78,12 @@ static void trace(proxy_rank *p, cl_comm *c, const cl_wire *w, int peer, size_t 
         p->captrace = cap;
     }
     p->trace[p->ntrace++] = (cl_trace_event){
-        .op = w->op, .comm = w->comm, .peer = peer,
+        .op = w->op,
+        .comm = w->comm,
+        .peer = peer,
         .peer_world = c && peer >= 0 && peer < c->size ? cl_comm_world_of(c, peer) : -1,
-        .bytes = bytes, .time = c ? cl_comm_time(c) : 0,
+        .bytes = bytes,
+        .time = c ? cl_comm_time(c) : 0,
         .code = w->op == CL_WOP_LAB ? w->arg : 0};
 }
 
@@ -328,13 +331,15 @@ static cl_result free_buffer(proxy_rank *p, const cl_wire *w, size_t *freed)
             at = i;
     if (at < 0) {
         cl_set_error("cl_mem_free: %p was not allocated by your code (the harness's buffers "
-                     "are not yours to free)", (void *)(uintptr_t)w->addr);
+                     "are not yours to free)",
+                     (void *)(uintptr_t)w->addr);
         return CL_ERR_INVALID;
     }
     p->mine[at] = p->mine[--p->nmine];
     *freed = b->bytes;
     if (b->base != w->addr) {
-        cl_set_error("cl_mem_free: %p is inside a buffer, not its start", (void *)(uintptr_t)w->addr);
+        cl_set_error("cl_mem_free: %p is inside a buffer, not its start",
+                     (void *)(uintptr_t)w->addr);
         return CL_ERR_INVALID;
     }
     return cl_mem_free(p->world, (void *)(uintptr_t)w->addr);
@@ -398,9 +403,7 @@ static cl_result perform(int r, const cl_wire *w)
         case CL_WOP_COPY: st = local_work(p, w); break;
         case CL_WOP_TIME: a.time = cl_comm_time(p->world); break;
         case CL_WOP_LAB: st = lab_op(r, c ? c : p->world, w); break;
-        default:
-            cl_set_error("unknown operation %d", w->op);
-            st = CL_ERR_INVALID;
+        default: cl_set_error("unknown operation %d", w->op); st = CL_ERR_INVALID;
         }
     }
     if (blocks)
@@ -414,7 +417,8 @@ static cl_result perform(int r, const cl_wire *w)
           : w->op == CL_WOP_FREE && st == CL_OK ? freed
                                                 : 0);
     if ((w->op == CL_WOP_BARRIER || w->op == CL_WOP_AGREE || w->op == CL_WOP_SPLIT ||
-         w->op == CL_WOP_LAB) && p->ntrace)
+         w->op == CL_WOP_LAB) &&
+        p->ntrace)
         p->trace[p->ntrace - 1].peer = p->trace[p->ntrace - 1].peer_world = -1;
     a.status = st;
     if (st != CL_OK)
@@ -450,7 +454,8 @@ static void settle(proxy_rank *p, cl_call_result *res)
         res->status = CL_ERR_INVALID;
         snprintf(res->error, sizeof res->error,
                  "%s returned with %d transfer(s) still in flight (every cl_isend/cl_irecv "
-                 "needs its cl_wait)", p->entry, p->nreqs);
+                 "needs its cl_wait)",
+                 p->entry, p->nreqs);
     }
     for (int i = 0; i < p->nreqs; i++)
         if (p->reqs[i].req.id)
@@ -486,8 +491,11 @@ cl_result cl_student_call(cl_comm *comm, const cl_call *call, cl_call_result *re
     p->forbidden[0] = '\0';
     p->ntrace = 0;
     double t0 = cl_comm_time(comm);
-    cl_wire w = {.kind = CL_W_CALL, .rank = r, .addr = (uintptr_t)CL_SLOT_ARGS_OF(r),
-                 .bytes = call->args_bytes, .time = t0};
+    cl_wire w = {.kind = CL_W_CALL,
+                 .rank = r,
+                 .addr = (uintptr_t)CL_SLOT_ARGS_OF(r),
+                 .bytes = call->args_bytes,
+                 .time = t0};
     CL_CHECK(cl_session_queue(&w));
     for (;;) {
         cl_result rc = cl_session_next(r, &w);

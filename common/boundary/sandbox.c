@@ -32,26 +32,56 @@
 #define NOBODY 65534
 
 static const char *const basic[] = {
-    "read", "write", "readv", "writev", "close", "lseek", "fstat",
-    "mmap", "munmap", "mremap", "mprotect", "madvise", "brk",
-    "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack", "restart_syscall",
-    "futex", "clock_gettime", "clock_getres", "gettimeofday", "time",
-    "clock_nanosleep", "nanosleep", "sched_yield", "getpid", "getppid", "gettid",
-    "exit", "exit_group", "arch_prctl", "set_tid_address", "set_robust_list", "rseq",
-    "getrandom", "recvmsg", NULL};
+    "read",
+    "write",
+    "readv",
+    "writev",
+    "close",
+    "lseek",
+    "fstat",
+    "mmap",
+    "munmap",
+    "mremap",
+    "mprotect",
+    "madvise",
+    "brk",
+    "rt_sigaction",
+    "rt_sigprocmask",
+    "rt_sigreturn",
+    "sigaltstack",
+    "restart_syscall",
+    "futex",
+    "clock_gettime",
+    "clock_getres",
+    "gettimeofday",
+    "time",
+    "clock_nanosleep",
+    "nanosleep",
+    "sched_yield",
+    "getpid",
+    "getppid",
+    "gettid",
+    "exit",
+    "exit_group",
+    "arch_prctl",
+    "set_tid_address",
+    "set_robust_list",
+    "rseq",
+    "getrandom",
+    "recvmsg",
+    "sysinfo", /* glibc's qsort() sizes its merge buffer by the machine's memory */
+    NULL};
 static const char *const threads[] = {"membarrier", "sched_getaffinity", NULL};
-static const char *const affinity[] = {"sched_setaffinity", "sched_getaffinity", "getcpu",
-                                       NULL};
-static const char *const mlock[] = {"mlock", "mlock2", "munlock", "mlockall", "munlockall",
-                                    NULL};
+static const char *const affinity[] = {"sched_setaffinity", "sched_getaffinity", "getcpu", NULL};
+static const char *const mlock[] = {"mlock", "mlock2", "munlock", "mlockall", "munlockall", NULL};
 static const char *const net[] = {
-    "socket", "bind", "listen", "accept", "accept4", "connect", "setsockopt", "getsockopt",
-    "getsockname", "getpeername", "sendto", "recvfrom", "sendmsg", "recvmsg", "shutdown",
-    "poll", "ppoll", "select", "pselect6", "epoll_create1", "epoll_ctl", "epoll_wait",
-    "epoll_pwait", "fcntl", NULL};
+    "socket",     "bind",        "listen",      "accept", "accept4",  "connect",       "setsockopt",
+    "getsockopt", "getsockname", "getpeername", "sendto", "recvfrom", "sendmsg",       "recvmsg",
+    "shutdown",   "poll",        "ppoll",       "select", "pselect6", "epoll_create1", "epoll_ctl",
+    "epoll_wait", "epoll_pwait", "fcntl",       NULL};
 static const char *const files[] = {
-    "newfstatat", "statx", "access", "faccessat", "faccessat2", "pread64", "getdents64",
-    "readlink", "readlinkat", "fcntl", "uname", "getcwd", NULL};
+    "newfstatat", "statx",      "access", "faccessat", "faccessat2", "pread64", "getdents64",
+    "readlink",   "readlinkat", "fcntl",  "uname",     "getcwd",     NULL};
 
 static int allow_list(scmp_filter_ctx f, const char *const *names)
 {
@@ -101,12 +131,12 @@ static int build(scmp_filter_ctx f, unsigned permits, pid_t self)
         rc |= allow_list(f, net);
     if (permits & CL_PERMIT_FILES) {
         rc |= allow_list(f, files);
-        rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-                               SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC,
-                                       O_RDONLY));
-        rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
-                               SCMP_A1(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC,
-                                       O_RDONLY));
+        rc |=
+            seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+                             SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY));
+        rc |=
+            seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
+                             SCMP_A1(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY));
         /* Opening to write or create fails with EACCES rather than killing the
          * program: runtimes probe (ThreadSanitizer tries a file in /tmp at start). */
         for (int i = 0; i < 2; i++) {

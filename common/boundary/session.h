@@ -21,21 +21,21 @@ typedef struct posted {
 
 /* What the harness keeps for one local rank. */
 typedef struct proxy_rank {
-    cl_comm *world;     /* the harness's communicator of this rank */
-    cl_comm **comms;    /* by id: [0] is world; NULL for freed ids */
+    cl_comm *world;  /* the harness's communicator of this rank */
+    cl_comm **comms; /* by id: [0] is world; NULL for freed ids */
     int ncomms;
-    posted *reqs;       /* outstanding posts */
+    posted *reqs; /* outstanding posts */
     int nreqs, capreqs;
-    cl_wire *in;        /* records received, not yet handled (a queue) */
+    cl_wire *in; /* records received, not yet handled (a queue) */
     int in_head, in_n, in_cap;
-    int waiting;        /* blocked until a record arrives ("sim") */
-    int busy;           /* inside cl_student_call */
-    const char *entry;  /* the entry it runs */
+    int waiting;       /* blocked until a record arrives ("sim") */
+    int busy;          /* inside cl_student_call */
+    const char *entry; /* the entry it runs */
     unsigned allow;
     char forbidden[48];
     cl_trace_event *trace;
     int ntrace, captrace;
-    uint64_t *mine;     /* the buffers its code allocated, the only ones it may free */
+    uint64_t *mine; /* the buffers its code allocated, the only ones it may free */
     int nmine, capmine;
 } proxy_rank;
 
@@ -44,12 +44,12 @@ typedef struct session {
     int sock;
     int nlocal, first, world_size, backend;
     unsigned flags;
-    int ready;          /* the program's main() answered the hello */
+    int ready; /* the program's main() answered the hello */
     proxy_rank *ranks;
-    cl_wire *out;       /* records to send */
+    cl_wire *out; /* records to send */
     int nout, capout;
-    int dead;           /* the program died or timed out */
-    cl_result death;    /* CL_ERR_CRASHED or CL_ERR_TIMEOUT */
+    int dead;        /* the program died or timed out */
+    cl_result death; /* CL_ERR_CRASHED or CL_ERR_TIMEOUT */
     char why[320];
 } session;
 

@@ -56,8 +56,8 @@ static void child(int sock, int arena, int prog, unsigned permits, pid_t parent,
     prog = fcntl(prog, F_DUPFD, 10);
     int devnull = open("/dev/null", O_RDONLY);
     if (sock < 0 || arena < 0 || prog < 0 || devnull < 0 || dup2(devnull, 0) < 0 ||
-        dup2(sock, CL_WIRE_FD) < 0 ||
-        dup2(arena, CL_WIRE_ARENA_FD) < 0 || dup2(prog, CL_SANDBOX_PROGRAM_FD) < 0) {
+        dup2(sock, CL_WIRE_FD) < 0 || dup2(arena, CL_WIRE_ARENA_FD) < 0 ||
+        dup2(prog, CL_SANDBOX_PROGRAM_FD) < 0) {
         dprintf(2, "commlab: cannot set up the student program's descriptors\n");
         _exit(126);
     }
@@ -120,8 +120,8 @@ cl_result cl_student_start(const cl_student_opts *o)
         close(prog);
         return CL_ERR_IO;
     }
-    cl_result rc = cl_arena_open(o->arena_bytes ? o->arena_bytes : (size_t)64 << 20, o->nlocal,
-                                 &arena);
+    cl_result rc =
+        cl_arena_open(o->arena_bytes ? o->arena_bytes : (size_t)64 << 20, o->nlocal, &arena);
     if (rc != CL_OK) {
         close(prog), close(sv[0]), close(sv[1]);
         return rc;
@@ -210,19 +210,24 @@ static const char *ending(void)
     }
     if (got != S.pid)
         return "stopped answering";
-    S.pid = -S.pid; /* reaped */
+    S.pid = -S.pid;            /* reaped */
     const char *inside = NULL; /* the function it was running, if any */
     for (int r = 0; r < S.nlocal && S.ranks && !inside; r++)
         inside = S.ranks[r].entry;
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
-        snprintf(text, sizeof text, "was stopped for a system call this lab does not allow%s "
-                 "(see docs/integrity.md)", S.ready ? "" : ", before its main() ran (a "
-                 "constructor?)");
+        snprintf(text, sizeof text,
+                 "was stopped for a system call this lab does not allow%s "
+                 "(see docs/integrity.md)",
+                 S.ready ? ""
+                         : ", before its main() ran (a "
+                           "constructor?)");
     else if (WIFSIGNALED(status))
         snprintf(text, sizeof text, "was killed by %s", strsignal(WTERMSIG(status)));
     else if (inside)
-        snprintf(text, sizeof text, "exited (status %d) inside %s(): your functions must "
-                 "return, never exit", WEXITSTATUS(status), inside);
+        snprintf(text, sizeof text,
+                 "exited (status %d) inside %s(): your functions must "
+                 "return, never exit",
+                 WEXITSTATUS(status), inside);
     else
         snprintf(text, sizeof text, "exited with status %d", WEXITSTATUS(status));
     return text;
@@ -306,8 +311,8 @@ cl_result cl_session_receive(int *last)
             return fault(w);
         if (w->kind == CL_W_READY)
             continue;
-        if ((w->kind != CL_W_OP && w->kind != CL_W_RETURN) || w->rank < 0 ||
-            w->rank >= S.nlocal || !S.ranks)
+        if ((w->kind != CL_W_OP && w->kind != CL_W_RETURN) || w->rank < 0 || w->rank >= S.nlocal ||
+            !S.ranks)
             return cl_session_die(CL_ERR_CRASHED, "the student program sent a record the "
                                                   "harness did not ask for");
         if (push(&S.ranks[w->rank], w) != CL_OK)
@@ -385,8 +390,13 @@ cl_result cl_student_hello(int backend, int first, int world_size, unsigned flag
     S.ranks = calloc((size_t)S.nlocal, sizeof *S.ranks);
     if (!S.ranks)
         return CL_ERR_NOMEM;
-    cl_wire h = {.kind = CL_W_HELLO, .rank = S.nlocal, .peer = first, .aux = world_size,
-                 .bytes = cl_arena_bytes(), .op = (uint16_t)backend, .arg = flags};
+    cl_wire h = {.kind = CL_W_HELLO,
+                 .rank = S.nlocal,
+                 .peer = first,
+                 .aux = world_size,
+                 .bytes = cl_arena_bytes(),
+                 .op = (uint16_t)backend,
+                 .arg = flags};
     CL_CHECK(cl_session_queue(&h));
     CL_CHECK(cl_session_flush());
     int last = 0;
@@ -410,8 +420,8 @@ cl_result cl_student_region(int fd, void *base, size_t bytes)
     } ctl;
     memset(&ctl, 0, sizeof ctl);
     struct iovec iov = {.iov_base = &p, .iov_len = CL_WIRE_PACKET_BYTES(1)};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-                         .msg_controllen = sizeof ctl.buf};
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
     struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;

@@ -29,20 +29,20 @@
 
 #include <stdint.h>
 
-#define CL_WIRE_FD 3       /* the socket, in the student's program */
+#define CL_WIRE_FD       3 /* the socket, in the student's program */
 #define CL_WIRE_ARENA_FD 4 /* the arena's memfd, in the student's program */
-#define CL_WIRE_MAGIC 0x434c5732u
-#define CL_WIRE_BATCH 128 /* records per packet */
+#define CL_WIRE_MAGIC    0x434c5732u
+#define CL_WIRE_BATCH    128 /* records per packet */
 
-#define CL_ARENA_BASE ((uintptr_t)0x200000000000ULL)
+#define CL_ARENA_BASE  ((uintptr_t)0x200000000000ULL)
 #define CL_REGION_BASE ((uintptr_t)0x240000000000ULL) /* the ranks' shared region */
 
 /* A local rank's slot in the arena. */
-#define CL_SLOT_TEXT 4096          /* entry name (CALL), error text (RETURN, RESUME) */
-#define CL_SLOT_ARGS (60 * 1024)   /* the call's argument block */
-#define CL_SLOT_STAGE (64 * 1024)  /* UPLOAD/DOWNLOAD data, WAIT ids, AGREE values */
-#define CL_SLOT_BYTES (CL_SLOT_TEXT + CL_SLOT_ARGS + CL_SLOT_STAGE)
-#define CL_ARENA_SLOTS_OFF 4096    /* slots start here; the heap follows them */
+#define CL_SLOT_TEXT       4096        /* entry name (CALL), error text (RETURN, RESUME) */
+#define CL_SLOT_ARGS       (60 * 1024) /* the call's argument block */
+#define CL_SLOT_STAGE      (64 * 1024) /* UPLOAD/DOWNLOAD data, WAIT ids, AGREE values */
+#define CL_SLOT_BYTES      (CL_SLOT_TEXT + CL_SLOT_ARGS + CL_SLOT_STAGE)
+#define CL_ARENA_SLOTS_OFF 4096 /* slots start here; the heap follows them */
 
 enum cl_wire_kind {
     CL_W_HELLO = 1, /* harness: rank = local ranks, peer = first world rank, aux = world size,
@@ -90,8 +90,8 @@ enum cl_wire_op {
 
 typedef struct cl_wire {
     uint16_t kind, op;
-    int32_t rank;   /* local rank: 0 .. local ranks - 1 */
-    int32_t comm;   /* communicator id, 0 for the world */
+    int32_t rank; /* local rank: 0 .. local ranks - 1 */
+    int32_t comm; /* communicator id, 0 for the world */
     int32_t peer;
     uint64_t addr, addr2;
     uint64_t bytes;
@@ -111,18 +111,31 @@ typedef struct cl_wire_packet {
 #define CL_WIRE_PACKET_BYTES(n) (2 * sizeof(uint32_t) + (size_t)(n) * sizeof(cl_wire))
 
 /* Address of local rank r's slot in an arena mapped at CL_ARENA_BASE. */
-#define CL_SLOT(r) ((char *)CL_ARENA_BASE + CL_ARENA_SLOTS_OFF + (size_t)(r) * CL_SLOT_BYTES)
-#define CL_SLOT_TEXT_OF(r) (CL_SLOT(r))
-#define CL_SLOT_ARGS_OF(r) (CL_SLOT(r) + CL_SLOT_TEXT)
+#define CL_SLOT(r)          ((char *)CL_ARENA_BASE + CL_ARENA_SLOTS_OFF + (size_t)(r)*CL_SLOT_BYTES)
+#define CL_SLOT_TEXT_OF(r)  (CL_SLOT(r))
+#define CL_SLOT_ARGS_OF(r)  (CL_SLOT(r) + CL_SLOT_TEXT)
 #define CL_SLOT_STAGE_OF(r) (CL_SLOT(r) + CL_SLOT_TEXT + CL_SLOT_ARGS)
 
 /* Name of an operation, for messages ("cl_isend"); "?" when out of range. */
 static inline const char *cl_wire_op_name(int op)
 {
-    static const char *const names[CL_WOP_COUNT] = {
-        "?", "cl_isend", "cl_irecv", "cl_wait", "cl_test", "cl_barrier", "cl_comm_split",
-        "cl_comm_free", "cl_agree", "cl_mem_alloc", "cl_mem_free", "cl_mem_upload",
-        "cl_mem_download", "cl_reduce_local", "cl_copy_local", "cl_comm_time", "cl_lab_call"};
+    static const char *const names[CL_WOP_COUNT] = {"?",
+                                                    "cl_isend",
+                                                    "cl_irecv",
+                                                    "cl_wait",
+                                                    "cl_test",
+                                                    "cl_barrier",
+                                                    "cl_comm_split",
+                                                    "cl_comm_free",
+                                                    "cl_agree",
+                                                    "cl_mem_alloc",
+                                                    "cl_mem_free",
+                                                    "cl_mem_upload",
+                                                    "cl_mem_download",
+                                                    "cl_reduce_local",
+                                                    "cl_copy_local",
+                                                    "cl_comm_time",
+                                                    "cl_lab_call"};
     return op > 0 && op < CL_WOP_COUNT ? names[op] : "?";
 }
 

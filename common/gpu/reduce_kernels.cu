@@ -4,16 +4,19 @@
 #include "../dtype.h"
 #include "reduce_kernels.h"
 
-template <typename T, int OP>
-__global__ void reduce_kernel(T *inout, const T *in, size_t count)
+template <typename T, int OP> __global__ void reduce_kernel(T *inout, const T *in, size_t count)
 {
     size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
         T x = inout[i], y = in[i];
-        if (OP == CL_SUM) inout[i] = x + y;
-        else if (OP == CL_PROD) inout[i] = x * y;
-        else if (OP == CL_MAX) inout[i] = x > y ? x : y;
-        else inout[i] = x < y ? x : y;
+        if (OP == CL_SUM)
+            inout[i] = x + y;
+        else if (OP == CL_PROD)
+            inout[i] = x * y;
+        else if (OP == CL_MAX)
+            inout[i] = x > y ? x : y;
+        else
+            inout[i] = x < y ? x : y;
     }
 }
 
@@ -21,8 +24,10 @@ template <typename T>
 static cudaError_t launch_type(void *inout, const void *in, size_t count, int op, cudaStream_t s)
 {
     unsigned blocks = (unsigned)((count + 255) / 256);
-    if (blocks > 1024) blocks = 1024;
-    if (blocks == 0) return cudaSuccess;
+    if (blocks > 1024)
+        blocks = 1024;
+    if (blocks == 0)
+        return cudaSuccess;
     T *a = (T *)inout;
     const T *b = (const T *)in;
     switch (op) {

@@ -7,7 +7,7 @@
 #include "boundary/arena.h"
 #include "run.h"
 
-#define MAX_KEYS 96
+#define MAX_KEYS       96
 #define LINE_MAX_BYTES 65536
 
 struct cl_case {
@@ -70,11 +70,15 @@ void *cl_share(const void *data, size_t n)
     return p;
 }
 
-cl_result cl_student_run(cl_comm *comm, const char *entry, void *args, size_t bytes,
-                         unsigned allow, cl_call_result *res)
+cl_result cl_student_run(cl_comm *comm, const char *entry, void *args, size_t bytes, unsigned allow,
+                         cl_call_result *res)
 {
-    cl_call call = {.entry = entry, .args = args, .args_bytes = bytes, .out = args,
-                    .out_bytes = bytes, .allow = allow};
+    cl_call call = {.entry = entry,
+                    .args = args,
+                    .args_bytes = bytes,
+                    .out = args,
+                    .out_bytes = bytes,
+                    .allow = allow};
     cl_result rc = cl_student_call(comm, &call, res);
     if (rc == CL_OK && res->status != CL_OK)
         cl_set_error("%s", res->error);

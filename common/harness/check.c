@@ -70,8 +70,7 @@ cl_result cl_fill(cl_comm *c, void *buf, size_t count, cl_dtype t, cl_op op, uin
     return rc;
 }
 
-cl_result cl_fill_bytes(cl_comm *c, void *buf, size_t bytes, uint64_t seed, int owner,
-                        size_t first)
+cl_result cl_fill_bytes(cl_comm *c, void *buf, size_t bytes, uint64_t seed, int owner, size_t first)
 {
     if (where(c) == SIMULATED)
         return cl_sim_fill(c, buf, bytes, -1, CL_SUM, seed, owner, (int64_t)first);
@@ -128,8 +127,8 @@ cl_result cl_count_wrong(cl_comm *c, const void *buf, size_t count, cl_dtype t, 
     return CL_OK;
 }
 
-cl_result cl_count_wrong_bytes(cl_comm *c, const void *buf, size_t bytes, uint64_t seed,
-                               int owner, size_t first, size_t *wrong)
+cl_result cl_count_wrong_bytes(cl_comm *c, const void *buf, size_t bytes, uint64_t seed, int owner,
+                               size_t first, size_t *wrong)
 {
     *wrong = 0;
     if (where(c) == SIMULATED)
@@ -217,6 +216,12 @@ static cl_result agree_doubles(cl_comm *comm, double *v, int n, cl_op op)
     return CL_OK;
 }
 
-cl_result cl_agree_max(cl_comm *comm, double *v, int n) { return agree_doubles(comm, v, n, CL_MAX); }
+cl_result cl_agree_max(cl_comm *comm, double *v, int n)
+{
+    return agree_doubles(comm, v, n, CL_MAX);
+}
 
-cl_result cl_agree_sum(cl_comm *comm, double *v, int n) { return agree_doubles(comm, v, n, CL_SUM); }
+cl_result cl_agree_sum(cl_comm *comm, double *v, int n)
+{
+    return agree_doubles(comm, v, n, CL_SUM);
+}

@@ -9,7 +9,7 @@
 #include "data.h"
 #include "run.h"
 
-#define GUARD 64       /* poisoned elements after every output */
+#define GUARD       64 /* poisoned elements after every output */
 #define MAX_SAMPLES 1000
 
 /* One test: an entry at one count, type, reduction and root. */
@@ -168,8 +168,8 @@ static cl_result check(cl_comm *c, const test *t, bufs *b, uint64_t seed, double
         break;
     case CL_COLL_ALLTOALL:
         for (int i = 0; i < p; i++) {
-            CL_CHECK(cl_count_wrong(c, out + (size_t)i * b->block * es, b->block, t->t, op, seed,
-                                    i, i + 1, (size_t)r * b->block, &n));
+            CL_CHECK(cl_count_wrong(c, out + (size_t)i * b->block * es, b->block, t->t, op, seed, i,
+                                    i + 1, (size_t)r * b->block, &n));
             wrong += n;
         }
         break;
@@ -179,8 +179,8 @@ static cl_result check(cl_comm *c, const test *t, bufs *b, uint64_t seed, double
             size_t first = 0; /* where rank i's block for me starts in its send buffer */
             for (int k = 0; k < r; k++)
                 first += v_count(b->layout, i, k, b->avg);
-            CL_CHECK(cl_count_wrong(c, out + rd[i] * es, rc[i], t->t, op, seed, i, i + 1,
-                                    first, &n));
+            CL_CHECK(
+                cl_count_wrong(c, out + rd[i] * es, rc[i], t->t, op, seed, i, i + 1, first, &n));
             wrong += n;
         }
         break;
@@ -213,8 +213,13 @@ static cl_result student_call(cl_comm *c, const test *t, bufs *b, cl_call_result
     if (!block)
         return CL_ERR_NOMEM;
     cl_coll_args *a = (cl_coll_args *)block;
-    *a = (cl_coll_args){.sendbuf = b->send, .recvbuf = b->recv, .count = t->count,
-                        .dtype = t->t, .op = t->op, .root = t->root, .scratch = b->scratch,
+    *a = (cl_coll_args){.sendbuf = b->send,
+                        .recvbuf = b->recv,
+                        .count = t->count,
+                        .dtype = t->t,
+                        .op = t->op,
+                        .root = t->root,
+                        .scratch = b->scratch,
                         .scratch_bytes = b->scratch_bytes};
     if (extra && home) {
         memcpy(block + sizeof *a, b->counts, extra);
@@ -234,8 +239,13 @@ static cl_result student_call(cl_comm *c, const test *t, bufs *b, cl_call_result
 static cl_result library_call(cl_comm *c, const test *t, bufs *b, double *seconds)
 {
     int p = cl_comm_size(c);
-    cl_coll_args a = {.sendbuf = b->send, .recvbuf = b->recv, .count = t->count, .dtype = t->t,
-                      .op = t->op, .root = t->root, .scratch = b->scratch,
+    cl_coll_args a = {.sendbuf = b->send,
+                      .recvbuf = b->recv,
+                      .count = t->count,
+                      .dtype = t->t,
+                      .op = t->op,
+                      .root = t->root,
+                      .scratch = b->scratch,
                       .scratch_bytes = b->scratch_bytes};
     if (b->counts) {
         a.sendcounts = b->counts;
@@ -304,7 +314,8 @@ static cl_result one_call(cl_run *run, cl_comm *c, const test *t, bufs *b, outco
     }
     if (res.status == CL_OK) {
         CL_CHECK(check(c, t, b, seed, chk));
-        v[A_WRONG] = (int64_t)chk[0], v[A_OVERRUN] = (int64_t)chk[1], v[A_CHANGED] = (int64_t)chk[2];
+        v[A_WRONG] = (int64_t)chk[0], v[A_OVERRUN] = (int64_t)chk[1],
+        v[A_CHANGED] = (int64_t)chk[2];
         char why[200] = "";
         int ntr;
         const cl_trace_event *tr = cl_student_trace(c, &ntr);
@@ -441,8 +452,13 @@ static cl_result verify_entry(cl_run *run, cl_comm *c, const cl_coll_entry *e)
                 for (int ri = 0; ri < nroots; ri++) {
                     if (ri > 0 && (roots[ri] == roots[0] || roots[ri] == roots[ri - 1]))
                         continue;
-                    test tt = {.e = e, .count = counts[ci], .t = t, .op = op, .root = roots[ri],
-                               .samples = 1, .iters = 1};
+                    test tt = {.e = e,
+                               .count = counts[ci],
+                               .t = t,
+                               .op = op,
+                               .root = roots[ri],
+                               .samples = 1,
+                               .iters = 1};
                     outcome *o = malloc(sizeof *o);
                     cl_result rc = o ? run_test(run, c, &tt, o) : CL_ERR_NOMEM;
                     cl_row *row = rc == CL_OK ? cl_row_begin(run, c) : NULL;
@@ -544,22 +560,31 @@ cl_result cl_coll_bench(cl_run *run, cl_comm *comm)
         return CL_ERR_INVALID;
     }
     header(run);
-    test t = {.e = e, .count = count_of(e, run->o.bytes, run->o.dtype, cl_comm_size(comm)),
-              .t = run->o.dtype, .op = run->o.op, .samples = run->o.repeats,
-              .iters = run->o.iters, .base = e->baseline};
+    test t = {.e = e,
+              .count = count_of(e, run->o.bytes, run->o.dtype, cl_comm_size(comm)),
+              .t = run->o.dtype,
+              .op = run->o.op,
+              .samples = run->o.repeats,
+              .iters = run->o.iters,
+              .base = e->baseline};
     return measure(run, comm, &t);
 }
 
 cl_result cl_coll_sweep(cl_run *run, cl_comm *comm)
 {
     header(run);
-    for (size_t bytes = run->o.min_bytes; bytes <= run->o.max_bytes; bytes *= (size_t)run->o.factor) {
+    for (size_t bytes = run->o.min_bytes; bytes <= run->o.max_bytes;
+         bytes *= (size_t)run->o.factor) {
         for (const cl_coll_entry *e = entries(run); e && e->name; e++) {
             if (!selected(run, e->name))
                 continue;
-            test t = {.e = e, .count = count_of(e, bytes, run->o.dtype, cl_comm_size(comm)),
-                      .t = run->o.dtype, .op = run->o.op, .samples = run->o.repeats,
-                      .iters = run->o.iters, .base = e->baseline};
+            test t = {.e = e,
+                      .count = count_of(e, bytes, run->o.dtype, cl_comm_size(comm)),
+                      .t = run->o.dtype,
+                      .op = run->o.op,
+                      .samples = run->o.repeats,
+                      .iters = run->o.iters,
+                      .base = e->baseline};
             CL_CHECK(measure(run, comm, &t));
         }
         if (bytes > run->o.max_bytes / (size_t)run->o.factor)

@@ -26,11 +26,11 @@
 /* The pattern an algorithm must show: called on every rank after each
  * verified call with the rank's trace; returns 1 when it fits, else 0 with a
  * reason in why. */
-typedef int (*cl_pattern_fn)(const cl_comm *comm, const cl_coll_args *a,
-                             const cl_trace_event *ev, int n, char *why, size_t why_len);
+typedef int (*cl_pattern_fn)(const cl_comm *comm, const cl_coll_args *a, const cl_trace_event *ev,
+                             int n, char *why, size_t why_len);
 
 typedef struct cl_coll_entry {
-    const char *name;      /* the student entry, and what --coll selects */
+    const char *name; /* the student entry, and what --coll selects */
     cl_coll_kind kind;
     int baseline;          /* also time the library's collective of this kind */
     cl_pattern_fn pattern; /* NULL: any correct algorithm */

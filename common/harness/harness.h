@@ -55,11 +55,11 @@ typedef struct cl_row cl_row;   /* a row of the report */
 
 typedef struct cl_mode {
     const char *name;
-    const char *help;                              /* one line, for --help */
-    cl_result (*cases)(cl_case *c);                /* a cases mode */
+    const char *help;                               /* one line, for --help */
+    cl_result (*cases)(cl_case *c);                 /* a cases mode */
     cl_result (*ranks)(cl_run *run, cl_comm *comm); /* a ranks mode */
-    int min_ranks;                                 /* ranks mode: at least this many */
-    const char *backends;                          /* "cpu,sim": allowed (NULL: all) */
+    int min_ranks;                                  /* ranks mode: at least this many */
+    const char *backends;                           /* "cpu,sim": allowed (NULL: all) */
 } cl_mode;
 
 /* A lab-specific option: --name VALUE, read with cl_opt(). */
@@ -72,12 +72,12 @@ typedef struct cl_option {
 typedef struct cl_lab {
     const char *name;
     const char *title;
-    const cl_mode *modes;     /* ends with {0} */
-    const cl_option *options; /* ends with {0}; may be NULL */
+    const cl_mode *modes;                    /* ends with {0} */
+    const cl_option *options;                /* ends with {0}; may be NULL */
     const struct cl_coll_entry *collectives; /* a collective lab's table (coll_suite.h),
                                                 ends with {0}: adds verify, bench, sweep */
-    unsigned permits;         /* CL_PERMIT_* for the student's program */
-    size_t arena_bytes;       /* shared memory for the student's program (0: 64 MiB) */
+    unsigned permits;                        /* CL_PERMIT_* for the student's program */
+    size_t arena_bytes; /* shared memory for the student's program (0: 64 MiB) */
     /* The lab's own operations, which code it gives the student calls with
      * cl_lab_call() (student.h): an emulated link, a modelled kernel. args is a
      * private copy of the argument block; it goes back when this returns CL_OK. */
@@ -165,8 +165,8 @@ void *cl_share(const void *data, size_t n);
  * operation and the time the call took on the rank's clock. Returns CL_OK when
  * the harness did its part; a crash or timeout of the student's program is
  * returned (and ends the mode). */
-cl_result cl_student_run(cl_comm *comm, const char *entry, void *args, size_t bytes,
-                         unsigned allow, cl_call_result *res);
+cl_result cl_student_run(cl_comm *comm, const char *entry, void *args, size_t bytes, unsigned allow,
+                         cl_call_result *res);
 
 /* Memory every rank's student program shares with the others and with the
  * harness, mapped at the same address everywhere (CL_REGION_BASE), zeroed:
@@ -200,8 +200,8 @@ cl_result cl_count_wrong(cl_comm *c, const void *buf, size_t count, cl_dtype t, 
                          uint64_t seed, int lo, int hi, size_t first, size_t *wrong);
 
 /* The same for raw bytes of owner. */
-cl_result cl_count_wrong_bytes(cl_comm *c, const void *buf, size_t bytes, uint64_t seed,
-                               int owner, size_t first, size_t *wrong);
+cl_result cl_count_wrong_bytes(cl_comm *c, const void *buf, size_t bytes, uint64_t seed, int owner,
+                               size_t first, size_t *wrong);
 
 /* *n = elements of buf (count of type t) that are no longer the poison of
  * cl_poison(): written where nothing should be. */

@@ -38,7 +38,9 @@ static cl_result hello(cl_run *run, cl_comm *comm)
         return CL_OK;
     run->hello_done = 1;
     const char *b = run->o.backend;
-    int sim = strcmp(b, "sim") == 0, gpu = strcmp(b, "gpu") == 0, cases = run->mode->cases != NULL;
+    /* A cases mode runs in this one process whatever --backend says: no ranks, host memory. */
+    int cases = run->mode->cases != NULL;
+    int sim = !cases && strcmp(b, "sim") == 0, gpu = !cases && strcmp(b, "gpu") == 0;
     unsigned flags = sim || gpu ? 0 : CL_WIRE_HOST_BUFFERS;
     int first = sim ? 0 : comm->world_rank;
     root_process = first == 0;
@@ -47,8 +49,10 @@ static cl_result hello(cl_run *run, cl_comm *comm)
         cl_report_int(run, "ranks", comm->size);
     if (sim)
         cl_report_str(run, "system", run->o.system);
-    return cl_student_hello(sim ? CL_WIRE_SIM : gpu ? CL_WIRE_GPU : CL_WIRE_CPU, first,
-                            comm->size, flags);
+    return cl_student_hello(sim   ? CL_WIRE_SIM
+                            : gpu ? CL_WIRE_GPU
+                                  : CL_WIRE_CPU,
+                            first, comm->size, flags);
 }
 
 static cl_result body(cl_comm *comm, void *arg)
@@ -94,9 +98,17 @@ int main(int argc, char **argv)
     setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
     static cl_run run;
     run.lab = &cl_lab_def;
-    run.o = (cl_opts){.backend = "cpu", .system = "dgx-a100", .nranks = 8, .repeats = 5,
-                      .iters = 1, .factor = 2, .bytes = (size_t)1 << 20, .min_bytes = 8,
-                      .max_bytes = (size_t)16 << 20, .dtype = CL_FLOAT32, .op = CL_SUM};
+    run.o = (cl_opts){.backend = "cpu",
+                      .system = "dgx-a100",
+                      .nranks = 8,
+                      .repeats = 5,
+                      .iters = 1,
+                      .factor = 2,
+                      .bytes = (size_t)1 << 20,
+                      .min_bytes = 8,
+                      .max_bytes = (size_t)16 << 20,
+                      .dtype = CL_FLOAT32,
+                      .op = CL_SUM};
     snprintf(run.argv0, sizeof run.argv0, "%s", argv[0]);
     cl_collect_modes(run.lab);
     int help = 0;
@@ -119,7 +131,9 @@ int main(int argc, char **argv)
     size_t arena = ((size_t)64 << 20) + (strcmp(run.o.backend, "cpu") == 0 ? 4 * biggest : 0);
     if (run.lab->arena_bytes > arena)
         arena = run.lab->arena_bytes;
-    cl_student_opts so = {.program = path, .permits = run.lab->permits, .arena_bytes = arena,
+    cl_student_opts so = {.program = path,
+                          .permits = run.lab->permits,
+                          .arena_bytes = arena,
                           .nlocal = sim && !run.mode->cases ? run.o.nranks : 1};
     if (run.lab->student_setup)
         rc = run.lab->student_setup(&run, &so);
@@ -131,8 +145,11 @@ int main(int argc, char **argv)
         cl_student_set_lab_handler(lab_op);
     if (rc == CL_OK) {
         cl_deadline_start(run.o.deadline);
-        cl_launch_opts lo = {.backend = run.o.backend, .nranks = run.o.nranks,
-                             .system = run.o.system, .argc = &argc, .argv = &argv};
+        cl_launch_opts lo = {.backend = run.o.backend,
+                             .nranks = run.o.nranks,
+                             .system = run.o.system,
+                             .argc = &argc,
+                             .argv = &argv};
         rc = run.mode->cases ? cl_solo_launch(&lo, body, &run) : cl_launch(&lo, body, &run);
     }
     char why[400];

@@ -41,11 +41,14 @@ static const opt_spec specs[] = {
 
 /* The lab's modes, and a collective lab's three. */
 static const cl_mode suite_modes[] = {
-    {.name = "verify", .help = "check every collective on many counts, types, ops and roots",
+    {.name = "verify",
+     .help = "check every collective on many counts, types, ops and roots",
      .ranks = cl_coll_verify},
-    {.name = "bench", .help = "one collective (--coll) at one size (--bytes) against the library's",
+    {.name = "bench",
+     .help = "one collective (--coll) at one size (--bytes) against the library's",
      .ranks = cl_coll_bench},
-    {.name = "sweep", .help = "the selected collectives from -b to -e bytes, nccl-tests' table",
+    {.name = "sweep",
+     .help = "the selected collectives from -b to -e bytes, nccl-tests' table",
      .ranks = cl_coll_sweep},
     {0}};
 
@@ -57,8 +60,8 @@ void cl_collect_modes(const cl_lab *lab)
     all_modes[1] = lab->collectives ? suite_modes : NULL;
 }
 
-#define EACH_MODE(m)                                                                           \
-    for (int mi_ = 0; mi_ < 2; mi_++)                                                          \
+#define EACH_MODE(m)                                                                               \
+    for (int mi_ = 0; mi_ < 2; mi_++)                                                              \
         for (const cl_mode *m = all_modes[mi_]; m && m->name; m++)
 
 /* A suite mode that a lab's own mode of the same name replaces (parsing finds the lab's
@@ -79,8 +82,8 @@ void cl_usage(const cl_lab *lab, FILE *f)
     fprintf(f, "usage: %s MODE [options] [key=value ...]\n%s\n\nmodes:\n", lab->name,
             lab->title ? lab->title : "");
     EACH_MODE(m)
-        if (!hidden(m))
-            fprintf(f, "  %-12s %s\n", m->name, m->help ? m->help : "");
+    if (!hidden(m))
+        fprintf(f, "  %-12s %s\n", m->name, m->help ? m->help : "");
     fprintf(f, "\noptions:\n");
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         fprintf(f, "  %s%s%-12s %s\n", specs[i].alias ? specs[i].alias : "",
@@ -127,8 +130,8 @@ static cl_result parse_value(const opt_spec *s, const char *v, cl_opts *o)
     case 'i': {
         long x = strtol(v, &end, 10);
         if (!*v || *end || x < s->lo || x > s->hi) {
-            cl_set_error("%s wants a whole number from %ld to %ld, not '%s'", s->name, s->lo,
-                         s->hi, v);
+            cl_set_error("%s wants a whole number from %ld to %ld, not '%s'", s->name, s->lo, s->hi,
+                         v);
             return CL_ERR_INVALID;
         }
         *(int *)base = (int)x;
@@ -201,13 +204,13 @@ cl_result cl_parse_options(cl_run *run, int argc, char **argv, int *help)
             run->params[run->nparams++] = argv[i];
         } else if (!run->mode) {
             EACH_MODE(m)
-                if (!run->mode && strcmp(m->name, a) == 0)
-                    run->mode = m;
+            if (!run->mode && strcmp(m->name, a) == 0)
+                run->mode = m;
             if (!run->mode) {
                 char list[256] = "";
                 EACH_MODE(m)
-                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-                             list[0] ? ", " : "", m->name);
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                         list[0] ? ", " : "", m->name);
                 cl_set_error("unknown mode '%s' (%s)", a, list);
                 return CL_ERR_INVALID;
             }
@@ -247,4 +250,3 @@ const char *cl_opt(const cl_run *run, const char *name)
             return run->lab_values[i];
     return NULL;
 }
-

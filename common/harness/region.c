@@ -9,7 +9,7 @@
 #include "run.h"
 #include "shm.h"
 
-static void *mapped;     /* this process's mapping, once made */
+static void *mapped; /* this process's mapping, once made */
 static size_t mapped_bytes;
 
 static cl_result map_here(int fd, size_t bytes)

@@ -43,7 +43,7 @@ struct cl_report {
     cl_row **rows;
     int nrows, caprows;
     int printed_fields;
-    char head[1024];        /* the column keys of the block being printed */
+    char head[1024]; /* the column keys of the block being printed */
     int width[64];
 };
 
@@ -83,7 +83,7 @@ static col *add_col(col **cs, int *n, int *cap, const char *key)
         if (strcmp((*cs)[i].key, key) == 0) { /* a key given twice: the last value wins */
             col_free(&(*cs)[i]);
             memset(&(*cs)[i], 0, sizeof **cs);
-            snprintf((*cs)[i].key, sizeof (*cs)[i].key, "%s", key);
+            snprintf((*cs)[i].key, sizeof(*cs)[i].key, "%s", key);
             return &(*cs)[i];
         }
     if (*n == *cap) {
@@ -256,7 +256,10 @@ static void cell(const col *c, char *out, size_t n)
     }
 }
 
-static int is_text(const col *c) { return strcmp(c->key, "error") == 0 || strcmp(c->key, "why") == 0; }
+static int is_text(const col *c)
+{
+    return strcmp(c->key, "error") == 0 || strcmp(c->key, "why") == 0;
+}
 
 static void print_fields(cl_report *r)
 {

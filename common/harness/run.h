@@ -20,7 +20,7 @@ struct cl_run {
     int nparams;
     cl_report *report;
     int hello_done;
-    uint64_t draws;              /* seeds drawn (with --seed) */
+    uint64_t draws; /* seeds drawn (with --seed) */
     char argv0[512];
 };
 

@@ -343,9 +343,15 @@ cl_result cl_sim_data_fill(cl_sim_data *d, size_t off, size_t count, cl_dtype t,
     cl_sim_ranks *r = ranks_interval(rank, rank + 1);
     if (!r)
         return CL_ERR_NOMEM;
-    return put_one(d, off, (cl_sim_seg){.len = count * es, .kind = CL_SIM_INPUT, .es = (int)es,
-                                         .dtype = t, .op = op, .seed = seed, .first = first,
-                                         .ranks = r});
+    return put_one(d, off,
+                   (cl_sim_seg){.len = count * es,
+                                .kind = CL_SIM_INPUT,
+                                .es = (int)es,
+                                .dtype = t,
+                                .op = op,
+                                .seed = seed,
+                                .first = first,
+                                .ranks = r});
 }
 
 cl_result cl_sim_data_fill_raw(cl_sim_data *d, size_t off, size_t bytes, uint64_t seed, int rank,
@@ -354,8 +360,15 @@ cl_result cl_sim_data_fill_raw(cl_sim_data *d, size_t off, size_t bytes, uint64_
     cl_sim_ranks *r = ranks_interval(rank, rank + 1);
     if (!r)
         return CL_ERR_NOMEM;
-    return put_one(d, off, (cl_sim_seg){.len = bytes, .kind = CL_SIM_INPUT, .es = 1, .dtype = -1,
-                                         .op = -1, .seed = seed, .first = first, .ranks = r});
+    return put_one(d, off,
+                   (cl_sim_seg){.len = bytes,
+                                .kind = CL_SIM_INPUT,
+                                .es = 1,
+                                .dtype = -1,
+                                .op = -1,
+                                .seed = seed,
+                                .first = first,
+                                .ranks = r});
 }
 
 cl_result cl_sim_data_unset(cl_sim_data *d, size_t off, size_t bytes)
@@ -453,13 +466,13 @@ cl_result cl_sim_data_copy(cl_sim_data *dst, size_t doff, const cl_sim_data *src
 
 /* The result of reducing piece a (inout) with piece b (in), both `len` bytes
  * at element-aligned positions of a reduction of type t with op. */
-static cl_result combine(const cl_sim_seg *a, const cl_sim_seg *b, size_t len, cl_dtype t,
-                         cl_op op, cl_sim_seg *out)
+static cl_result combine(const cl_sim_seg *a, const cl_sim_seg *b, size_t len, cl_dtype t, cl_op op,
+                         cl_sim_seg *out)
 {
     size_t es = cl_dtype_size(t);
     *out = (cl_sim_seg){.len = len, .kind = CL_SIM_MIXED};
-    if (len % es || a->kind == CL_SIM_UNSET || a->kind == CL_SIM_MIXED ||
-        b->kind == CL_SIM_UNSET || b->kind == CL_SIM_MIXED)
+    if (len % es || a->kind == CL_SIM_UNSET || a->kind == CL_SIM_MIXED || b->kind == CL_SIM_UNSET ||
+        b->kind == CL_SIM_MIXED)
         return CL_OK;
     if (a->kind == CL_SIM_INPUT && b->kind == CL_SIM_INPUT) {
         if (a->es != (int)es || b->es != (int)es || a->dtype != (int)t || b->dtype != (int)t ||
@@ -497,8 +510,8 @@ static cl_result combine(const cl_sim_seg *a, const cl_sim_seg *b, size_t len, c
     return CL_OK;
 }
 
-cl_result cl_sim_data_reduce(cl_sim_data *inout, size_t ioff, const cl_sim_data *in,
-                             size_t inoff, size_t count, cl_dtype t, cl_op op)
+cl_result cl_sim_data_reduce(cl_sim_data *inout, size_t ioff, const cl_sim_data *in, size_t inoff,
+                             size_t count, cl_dtype t, cl_op op)
 {
     size_t es = cl_dtype_size(t), len = count * es;
     CL_CHECK(check_range(inout, ioff, len));
@@ -581,8 +594,13 @@ cl_result cl_sim_data_wrong(const cl_sim_data *d, size_t off, size_t count, int 
                 free(want), free(got), release(p, n);
                 return CL_ERR_NOMEM;
             }
-            cl_sim_seg e = {.len = s->len, .kind = CL_SIM_INPUT, .es = (int)es, .dtype = t,
-                            .op = op, .seed = seed, .first = first + (int64_t)(rel / es),
+            cl_sim_seg e = {.len = s->len,
+                            .kind = CL_SIM_INPUT,
+                            .es = (int)es,
+                            .dtype = t,
+                            .op = op,
+                            .seed = seed,
+                            .first = first + (int64_t)(rel / es),
                             .ranks = r};
             materialize(&e, want);
             materialize(s, got);
@@ -610,7 +628,8 @@ cl_result cl_sim_data_touched(const cl_sim_data *d, size_t off, size_t bytes, si
         return CL_OK;
     for (int i = seg_at(d, off); i < d->n && d->s[i].off < off + bytes; i++) {
         size_t a = d->s[i].off > off ? d->s[i].off : off;
-        size_t b = d->s[i].off + d->s[i].len < off + bytes ? d->s[i].off + d->s[i].len : off + bytes;
+        size_t b =
+            d->s[i].off + d->s[i].len < off + bytes ? d->s[i].off + d->s[i].len : off + bytes;
         if (d->s[i].kind != CL_SIM_UNSET)
             *n += b - a;
     }

@@ -35,14 +35,14 @@ typedef struct cl_sim_ranks cl_sim_ranks; /* an immutable, shared set of ranks *
 typedef struct cl_sim_blob cl_sim_blob;   /* shared bytes of uploads */
 
 typedef struct cl_sim_seg {
-    size_t off, len;      /* the byte range in the buffer */
-    int kind;             /* CL_SIM_* */
-    int es;               /* INPUT: element size; 1 for raw bytes */
-    int dtype, op;        /* INPUT: the fill's cl_dtype and cl_op; -1 for raw bytes */
-    uint64_t seed;        /* INPUT: the fill */
-    int64_t first;        /* INPUT: global index of the segment's first element */
-    cl_sim_ranks *ranks;  /* INPUT */
-    cl_sim_blob *blob;    /* BYTES: the bytes, from boff */
+    size_t off, len;     /* the byte range in the buffer */
+    int kind;            /* CL_SIM_* */
+    int es;              /* INPUT: element size; 1 for raw bytes */
+    int dtype, op;       /* INPUT: the fill's cl_dtype and cl_op; -1 for raw bytes */
+    uint64_t seed;       /* INPUT: the fill */
+    int64_t first;       /* INPUT: global index of the segment's first element */
+    cl_sim_ranks *ranks; /* INPUT */
+    cl_sim_blob *blob;   /* BYTES: the bytes, from boff */
     size_t boff;
 } cl_sim_seg;
 
@@ -79,8 +79,8 @@ cl_result cl_sim_data_copy(cl_sim_data *dst, size_t doff, const cl_sim_data *src
                            size_t bytes);
 
 /* inout[k] = inout[k] op in[k] for count elements of type t. */
-cl_result cl_sim_data_reduce(cl_sim_data *inout, size_t ioff, const cl_sim_data *in,
-                             size_t inoff, size_t count, cl_dtype t, cl_op op);
+cl_result cl_sim_data_reduce(cl_sim_data *inout, size_t ioff, const cl_sim_data *in, size_t inoff,
+                             size_t count, cl_dtype t, cl_op op);
 
 /* Elements of [off, off + count elements) that differ from the reduction over
  * ranks lo..hi-1 of the inputs of (seed, t, op) from global index first (t ==

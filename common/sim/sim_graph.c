@@ -42,8 +42,7 @@ int cl_sim_graph_add_link(cl_sim_graph *g, int src, int dst, double bw, double l
     return g->nl++;
 }
 
-int cl_sim_graph_add_duplex(cl_sim_graph *g, int a, int b, double bw, double lat,
-                            cl_sim_lkind kind)
+int cl_sim_graph_add_duplex(cl_sim_graph *g, int a, int b, double bw, double lat, cl_sim_lkind kind)
 {
     int id = cl_sim_graph_add_link(g, a, b, bw, lat, kind);
     if (id < 0 || cl_sim_graph_add_link(g, b, a, bw, lat, kind) < 0)

@@ -29,9 +29,9 @@ typedef enum cl_sim_lkind {
 } cl_sim_lkind;
 
 typedef struct cl_sim_link {
-    int src, dst;        /* vertex ids */
-    double bw;           /* bytes per second */
-    double lat;          /* seconds */
+    int src, dst; /* vertex ids */
+    double bw;    /* bytes per second */
+    double lat;   /* seconds */
     cl_sim_lkind kind;
 } cl_sim_link;
 
@@ -41,7 +41,7 @@ typedef struct cl_sim_graph {
     int *vlevel;          /* fabric switch level (1 = leaf), 0 otherwise */
     int nl, cap_l;
     cl_sim_link *l;
-    int *adj_off;         /* CSR of outgoing links, built by finalize */
+    int *adj_off; /* CSR of outgoing links, built by finalize */
     int *adj;
 } cl_sim_graph;
 

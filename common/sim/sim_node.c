@@ -2,7 +2,7 @@
 #include "sim_node.h"
 
 #define GBPS 1e9
-#define US 1e-6
+#define US   1e-6
 
 cl_result cl_sim_node_build(const cl_sim_system *s, int G, int R, cl_sim_graph *t, int *gpu_v,
                             int *nic_v)
@@ -30,8 +30,7 @@ cl_result cl_sim_node_build(const cl_sim_system *s, int G, int R, cl_sim_graph *
                 return CL_ERR_INVALID;
             }
             if (cl_sim_graph_add_duplex(t, gpu_v[p->a], gpu_v[p->b],
-                                        p->count * s->nvlink_gbps * GBPS, 0,
-                                        CL_SIM_L_NVLINK) < 0)
+                                        p->count * s->nvlink_gbps * GBPS, 0, CL_SIM_L_NVLINK) < 0)
                 return CL_ERR_NOMEM;
         }
     }
@@ -42,8 +41,7 @@ cl_result cl_sim_node_build(const cl_sim_system *s, int G, int R, cl_sim_graph *
         if ((cpu[c] = cl_sim_graph_add_vertex(t, CL_SIM_V_CPU, 0)) < 0)
             return CL_ERR_NOMEM;
         for (int d = 0; d < c; d++)
-            if (cl_sim_graph_add_duplex(t, cpu[d], cpu[c], s->sys_gbps * GBPS, 0,
-                                        CL_SIM_L_SYS) < 0)
+            if (cl_sim_graph_add_duplex(t, cpu[d], cpu[c], s->sys_gbps * GBPS, 0, CL_SIM_L_SYS) < 0)
                 return CL_ERR_NOMEM;
     }
     int per = s->gpus_per_pcie_switch;

@@ -318,8 +318,8 @@ cl_result cl_sim_system_parse(const char *path, cl_sim_system *out)
     }
     if (out->node != CL_SIM_NODE_PCIE && out->node != CL_SIM_NODE_TOPO &&
         (out->nvlink_gbps <= 0 ||
-        (out->node == CL_SIM_NODE_NVSWITCH && out->nvlinks_per_gpu <= 0) ||
-        (out->node == CL_SIM_NODE_NVLINK && out->nnvpairs == 0))) {
+         (out->node == CL_SIM_NODE_NVSWITCH && out->nvlinks_per_gpu <= 0) ||
+         (out->node == CL_SIM_NODE_NVLINK && out->nnvpairs == 0))) {
         cl_set_error("%s:%d: node '%s' needs nvlink_gbps and %s", path, lineno,
                      out->node == CL_SIM_NODE_NVLINK ? "nvlink" : "nvswitch",
                      out->node == CL_SIM_NODE_NVLINK ? "nvlink pairs" : "nvlinks_per_gpu");

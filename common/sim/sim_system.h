@@ -51,8 +51,8 @@ typedef struct cl_sim_system {
     char path[CL_SIM_PATH_LEN]; /* the file it came from */
     int nodes, gpus_per_node, nics_per_node;
     cl_sim_node_kind node;
-    char topology[CL_SIM_PATH_LEN];  /* node = topo: an nvidia-smi topo -m or NCCL XML file,
-                                        relative to this file's folder unless absolute */
+    char topology[CL_SIM_PATH_LEN]; /* node = topo: an nvidia-smi topo -m or NCCL XML file,
+                                       relative to this file's folder unless absolute */
     int nvlinks_per_gpu;
     double nvlink_gbps; /* per link, per direction, NCCL effective */
     int nnvpairs;

@@ -61,8 +61,12 @@ static int new_request(void)
 static cl_result fw_isend(cl_comm *c, const void *buf, size_t bytes, int peer, int *req)
 {
     *req = new_request();
-    cl_wire w = {.op = CL_WOP_ISEND, .comm = comm_id(c), .peer = peer,
-                 .addr = (uintptr_t)buf, .bytes = bytes, .arg = *req};
+    cl_wire w = {.op = CL_WOP_ISEND,
+                 .comm = comm_id(c),
+                 .peer = peer,
+                 .addr = (uintptr_t)buf,
+                 .bytes = bytes,
+                 .arg = *req};
     post(c, &w);
     return CL_OK;
 }
@@ -70,8 +74,12 @@ static cl_result fw_isend(cl_comm *c, const void *buf, size_t bytes, int peer, i
 static cl_result fw_irecv(cl_comm *c, void *buf, size_t bytes, int peer, int *req)
 {
     *req = new_request();
-    cl_wire w = {.op = CL_WOP_IRECV, .comm = comm_id(c), .peer = peer,
-                 .addr = (uintptr_t)buf, .bytes = bytes, .arg = *req};
+    cl_wire w = {.op = CL_WOP_IRECV,
+                 .comm = comm_id(c),
+                 .peer = peer,
+                 .addr = (uintptr_t)buf,
+                 .bytes = bytes,
+                 .arg = *req};
     post(c, &w);
     return CL_OK;
 }
@@ -203,16 +211,19 @@ static cl_result fw_reduce(cl_comm *c, void *inout, const void *in, size_t count
                            cl_op op)
 {
     (void)c;
-    cl_wire w = {.op = CL_WOP_REDUCE, .addr = (uintptr_t)inout, .addr2 = (uintptr_t)in,
-                 .bytes = count, .arg = (int64_t)t << 8 | (int64_t)op};
+    cl_wire w = {.op = CL_WOP_REDUCE,
+                 .addr = (uintptr_t)inout,
+                 .addr2 = (uintptr_t)in,
+                 .bytes = count,
+                 .arg = (int64_t)t << 8 | (int64_t)op};
     return ask(&w, NULL);
 }
 
 static cl_result fw_copy(cl_comm *c, void *dst, const void *src, size_t bytes)
 {
     (void)c;
-    cl_wire w = {.op = CL_WOP_COPY, .addr = (uintptr_t)dst, .addr2 = (uintptr_t)src,
-                 .bytes = bytes};
+    cl_wire w = {
+        .op = CL_WOP_COPY, .addr = (uintptr_t)dst, .addr2 = (uintptr_t)src, .bytes = bytes};
     return ask(&w, NULL);
 }
 

@@ -75,7 +75,8 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
     cl_wire_packet p = {.n = 1, .last = 1};
-    p.rec[0] = (cl_wire){.kind = CL_W_FAULT, .aux = sig,
+    p.rec[0] = (cl_wire){.kind = CL_W_FAULT,
+                         .aux = sig,
                          .rank = S.current ? S.current->local : -1,
                          .addr = (uint64_t)(uintptr_t)si->si_addr};
     if (sig == SIGSYS)
@@ -129,8 +130,8 @@ static void start_call(const cl_wire *w)
     name[CL_SLOT_TEXT - 1] = '\0';
     const cl_entry *e = find_entry(name);
     if (!e || r->state != ST_IDLE) {
-        snprintf(name, CL_SLOT_TEXT, "%s", e ? "the rank is already running a call"
-                                               : "this program has no such function");
+        snprintf(name, CL_SLOT_TEXT, "%s",
+                 e ? "the rank is already running a call" : "this program has no such function");
         cl_wire ret = {.kind = CL_W_RETURN, .rank = w->rank, .status = CL_ERR_INVALID};
         cl_rt_emit(&ret, 0);
         return;
@@ -191,8 +192,8 @@ static int read_packet(cl_wire_packet *p)
         char buf[CMSG_SPACE(sizeof(int))];
     } ctl;
     struct iovec iov = {.iov_base = p, .iov_len = sizeof *p};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-                         .msg_controllen = sizeof ctl.buf};
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
     ssize_t got = recvmsg(CL_WIRE_FD, &msg, 0);
     if (got <= 0)
         return 0; /* the harness closed the socket: it is done with us */

@@ -46,9 +46,9 @@ extern const cl_student_table cl_student_entries;
  * student to call directly; the harness checks, times and records it. */
 cl_result cl_lab_call(cl_comm *c, int code, void *args, size_t bytes);
 
-#define CL_STUDENT_ENTRIES(...)                                                     \
-    static const cl_entry cl_entries_[] = {__VA_ARGS__};                           \
-    const cl_student_table cl_student_entries = {cl_entries_,                      \
+#define CL_STUDENT_ENTRIES(...)                                                                    \
+    static const cl_entry cl_entries_[] = {__VA_ARGS__};                                           \
+    const cl_student_table cl_student_entries = {cl_entries_,                                      \
                                                  sizeof cl_entries_ / sizeof cl_entries_[0]}
 
 #endif /* COMMLAB_STUDENT_H */

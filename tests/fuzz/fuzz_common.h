@@ -33,8 +33,10 @@ static inline void fuzz_expect_located(cl_result rc, const char *path)
         ok = p[0] == ':' && p[1] == ' ' && p[2] != 0;
     }
     if (rc != CL_ERR_PARSE || !ok) {
-        fprintf(stderr, "parser contract broken: %s, reason '%s' (want CL_ERR_PARSE and "
-                        "'%s:LINE: reason')\n", cl_result_str(rc), e, path);
+        fprintf(stderr,
+                "parser contract broken: %s, reason '%s' (want CL_ERR_PARSE and "
+                "'%s:LINE: reason')\n",
+                cl_result_str(rc), e, path);
         abort();
     }
 }

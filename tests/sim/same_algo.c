@@ -84,8 +84,8 @@ static cl_result body(cl_comm *c, void *arg)
 
 int main(int argc, char **argv)
 {
-    cl_launch_opts o = {.backend = "cpu", .nranks = 4, .system = "dgx-a100", .argc = &argc,
-                        .argv = &argv};
+    cl_launch_opts o = {
+        .backend = "cpu", .nranks = 4, .system = "dgx-a100", .argc = &argc, .argv = &argv};
     job j = {.count = 100003};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--backend"))

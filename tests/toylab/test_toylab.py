@@ -47,6 +47,12 @@ class ToyLab(unittest.TestCase):
         self.assertEqual((res["lab"], res["mode"], res["status"]), ("toylab", "scale", "ok"))
         self.assertEqual(res["rows"][0]["out"], 7)
 
+    def test_cases_mode_runs_here_whatever_the_backend(self):
+        for backend in ("sim", "gpu"):
+            r = run("scale", "x=2", "k=3", "--backend", backend)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertRegex(r.stdout, r"(?m)^\s+1\s+success\s+6\s*$")
+
     def test_bad_case_gets_its_reason_in_its_row(self):
         r = run("scale", "x=2")
         self.assertRegex(r.stdout, r"invalid argument\s+case 1 has no 'k'")

@@ -27,9 +27,9 @@ typedef struct probe_args { /* as in student/probe.c */
 typedef struct scene {
     const char *entry;
     unsigned allow;
-    int ranks;  /* 1: solo, 2: sim */
+    int ranks; /* 1: solo, 2: sim */
     int x;
-    int swap;   /* rank 0 gets rank 1's buffer */
+    int swap; /* rank 0 gets rank 1's buffer */
     void *bufs[2];
     cl_result rc[2];
     cl_call_result res[2];
@@ -50,8 +50,12 @@ static cl_result body(cl_comm *c, void *arg)
     CL_CHECK(cl_mem_alloc(c, 64, &s->bufs[r]));
     CL_CHECK(cl_barrier(c));
     probe_args a = {.x = s->x, .buf = s->bufs[s->swap && r == 0 ? 1 : r], .bytes = 64};
-    cl_call call = {.entry = s->entry, .args = &a, .args_bytes = sizeof a, .out = &a,
-                    .out_bytes = sizeof a, .allow = s->allow};
+    cl_call call = {.entry = s->entry,
+                    .args = &a,
+                    .args_bytes = sizeof a,
+                    .out = &a,
+                    .out_bytes = sizeof a,
+                    .allow = s->allow};
     s->rc[r] = cl_student_call(c, &call, &s->res[r]);
     s->out[r] = a;
     int n;

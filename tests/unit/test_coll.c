@@ -36,7 +36,8 @@ static void test_block_partition(void **state)
     assert_int_equal(len, 2);
 }
 
-/* nccl-tests' factors (its src/all_reduce.cu and the others), the same at every rank count including 1. */
+/* nccl-tests' factors (its src/all_reduce.cu and the others), the same at every rank count
+ * including 1. */
 static void test_busbw_factors(void **state)
 {
     (void)state;
@@ -73,7 +74,7 @@ static void test_names_round_trip(void **state)
     assert_string_equal(cl_coll_name(CL_COLL_KIND_COUNT), "?");
     cl_coll_kind k;
     assert_int_equal(cl_coll_parse("allreduc", &k), CL_ERR_INVALID);
-    assert_non_null(strstr(cl_last_error(), "allreduce"));      /* the list of valid names */
+    assert_non_null(strstr(cl_last_error(), "allreduce")); /* the list of valid names */
 }
 
 static void test_kinds_and_chunks(void **state)

@@ -72,9 +72,11 @@ static void test_data_exact_in_any_order(void **state)
                 cl_reduce_host(rev, in[P - 1 - r], N, (cl_dtype)t, (cl_op)op);
             }
             size_t wrong = 99;
-            assert_int_equal(cl_data_check(fwd, 100, N, (cl_dtype)t, (cl_op)op, P, 42, &wrong), CL_OK);
+            assert_int_equal(cl_data_check(fwd, 100, N, (cl_dtype)t, (cl_op)op, P, 42, &wrong),
+                             CL_OK);
             assert_int_equal(wrong, 0);
-            assert_int_equal(cl_data_check(rev, 100, N, (cl_dtype)t, (cl_op)op, P, 42, &wrong), CL_OK);
+            assert_int_equal(cl_data_check(rev, 100, N, (cl_dtype)t, (cl_op)op, P, 42, &wrong),
+                             CL_OK);
             assert_int_equal(wrong, 0);
             /* a missing rank is caught */
             assert_int_equal(cl_data_check(fwd, 100, N, (cl_dtype)t, (cl_op)op, P - 1, 42, &wrong),

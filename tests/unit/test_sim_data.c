@@ -30,9 +30,9 @@ static void ring_reduce_scatter(cl_sim_data *buf, cl_sim_data *tmp, int p, size_
         }
         for (int r = 0; r < p; r++) {
             int b = ((r - s - 1) % p + p) % p;
-            assert_int_equal(cl_sim_data_reduce(&buf[r], b * blk * es, &tmp[r], 0, blk,
-                                                CL_FLOAT32, CL_SUM),
-                             CL_OK);
+            assert_int_equal(
+                cl_sim_data_reduce(&buf[r], b * blk * es, &tmp[r], 0, blk, CL_FLOAT32, CL_SUM),
+                CL_OK);
         }
     }
 }
@@ -52,8 +52,7 @@ static void test_ring_reduce_scatter_is_exact(void **state)
     for (int r = 0; r < P; r++) {
         size_t b = (size_t)((r + 1) % P), wrong;
         assert_int_equal(cl_sim_data_wrong(&buf[r], b * (COUNT / P) * 4, COUNT / P, CL_FLOAT32,
-                                           CL_SUM, SEED, 0, P, (int64_t)(b * (COUNT / P)),
-                                           &wrong),
+                                           CL_SUM, SEED, 0, P, (int64_t)(b * (COUNT / P)), &wrong),
                          CL_OK);
         assert_int_equal(wrong, 0);
         assert_true(buf[r].n <= P + 2); /* a few segments per block, not per element */

@@ -1,4 +1,5 @@
-/* test_sim_topo.c: servers built from topo -m matrices and ring channels, against hand-computed cases. */
+/* test_sim_topo.c: servers built from topo -m matrices and ring channels, against hand-computed
+ * cases. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -43,7 +44,8 @@ static void test_pcie_two_sockets(void **state)
           "GPU0\t X \tPIX\tSYS\tSYS\n"
           "GPU1\tPIX\t X \tSYS\tSYS\n"
           "GPU2\tSYS\tSYS\t X \tPIX\n"
-          "GPU3\tSYS\tSYS\tPIX\t X \n", 20, 24, 10);
+          "GPU3\tSYS\tSYS\tPIX\t X \n",
+          20, 24, 10);
     assert_int_equal(net.ngpus, 4);
     assert_int_equal(net.nvswitch, 0);
     assert_string_equal(net.path_code[0][1], "PIX");
@@ -63,7 +65,8 @@ static void test_nvswitch(void **state)
     build("\tGPU0\tGPU1\tGPU2\n"
           "GPU0\t X \tNV12\tNV12\n"
           "GPU1\tNV12\t X \tNV12\n"
-          "GPU2\tNV12\tNV12\t X \n", 20, 24, 16);
+          "GPU2\tNV12\tNV12\t X \n",
+          20, 24, 16);
     assert_int_equal(net.nvswitch, 1);
     assert_int_equal(net.npath[0][2], 2);
     assert_string_equal(net.path_code[0][2], "NVL");
@@ -82,7 +85,8 @@ static void test_nvlink_ring(void **state)
           "GPU0\t X \tNV1\tSYS\tNV1\n"
           "GPU1\tNV1\t X \tNV1\tSYS\n"
           "GPU2\tSYS\tNV1\t X \tNV1\n"
-          "GPU3\tNV1\tSYS\tNV1\t X \n", 20, 12, 6);
+          "GPU3\tNV1\tSYS\tNV1\t X \n",
+          20, 12, 6);
     assert_int_equal(net.nvswitch, 0);
     assert_int_equal(net.npath[0][1], 1);
     NEAR(cl_sim_topo_link_gbps(&net, net.path[0][1][0]), 20);
@@ -123,8 +127,8 @@ static void check_system_matches(const char *system, const char *recording)
                     (sys.nvpairs[i].a == b && sys.nvpairs[i].b == a))
                     got = sys.nvpairs[i].count;
             if (got != want)
-                fail_msg("%s: GPU%d-GPU%d has %d NVLinks, %s says %d", system, a, b, got,
-                         recording, want);
+                fail_msg("%s: GPU%d-GPU%d has %d NVLinks, %s says %d", system, a, b, got, recording,
+                         want);
         }
 }
 

@@ -108,10 +108,11 @@ static void test_legend_codes(void **state)
         const char *code;
         cl_link_kind kind;
         int nv;
-    } ok[] = {{"X", CL_LINK_SELF, 0},    {"NV1", CL_LINK_NVLINK, 1},  {"NV12", CL_LINK_NVLINK, 12},
-              {"NV18", CL_LINK_NVLINK, 18}, {"NV100", CL_LINK_NVLINK, 100}, {"PIX", CL_LINK_PIX, 0},
-              {"PXB", CL_LINK_PXB, 0},   {"PHB", CL_LINK_PHB, 0},     {"NODE", CL_LINK_NODE, 0},
-              {"SYS", CL_LINK_SYS, 0}};
+    } ok[] = {{"X", CL_LINK_SELF, 0},         {"NV1", CL_LINK_NVLINK, 1},
+              {"NV12", CL_LINK_NVLINK, 12},   {"NV18", CL_LINK_NVLINK, 18},
+              {"NV100", CL_LINK_NVLINK, 100}, {"PIX", CL_LINK_PIX, 0},
+              {"PXB", CL_LINK_PXB, 0},        {"PHB", CL_LINK_PHB, 0},
+              {"NODE", CL_LINK_NODE, 0},      {"SYS", CL_LINK_SYS, 0}};
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         cl_link l;
         assert_int_equal(cl_link_from_code(ok[i].code, &l), CL_OK);

@@ -7,9 +7,9 @@
 #include "student/student.h"
 
 typedef struct probe_args {
-    int x;      /* in */
-    int y;      /* out */
-    void *buf;  /* a buffer of the harness */
+    int x;     /* in */
+    int y;     /* out */
+    void *buf; /* a buffer of the harness */
     size_t bytes;
 } probe_args;
 
@@ -99,7 +99,7 @@ static cl_result leave_in_flight(cl_comm *c, void *args)
 static cl_result other_rank(cl_comm *c, void *args)
 {
     (void)c;
-    probe_args *a = args;          /* rank 1's buffer, used by rank 0 */
+    probe_args *a = args; /* rank 1's buffer, used by rank 0 */
     cl_comm *me = c;
     return cl_copy_local(me, (char *)a->buf + 8, a->buf, 4);
 }
@@ -119,7 +119,6 @@ static cl_result free_foreign(cl_comm *c, void *args)
 }
 
 CL_STUDENT_ENTRIES({"echo", echo}, {"fail", fail}, {"crash", crash}, {"open", open_file},
-                   {"spawn", spawn}, {"spin", spin}, {"deref", deref},
-                   {"download", download}, {"pass", pass}, {"inflight", leave_in_flight},
-                   {"other", other_rank}, {"allocfree", alloc_free},
-                   {"freeforeign", free_foreign});
+                   {"spawn", spawn}, {"spin", spin}, {"deref", deref}, {"download", download},
+                   {"pass", pass}, {"inflight", leave_in_flight}, {"other", other_rank},
+                   {"allocfree", alloc_free}, {"freeforeign", free_foreign});

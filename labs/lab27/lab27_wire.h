@@ -1,0 +1,28 @@
+/* lab27_wire.h: the argument blocks of lab 27's operations (lab27_ops.c, harness_ops.c) and of
+ * the reference's timed loop (driver.c, harness_ref.c). */
+#ifndef COMMLAB_LAB27_WIRE_H
+#define COMMLAB_LAB27_WIRE_H
+
+#include <stddef.h>
+
+enum { LAB27_OP_COLL = 1, LAB27_OP_FILL = 2, LAB27_OP_CHECK = 3 };
+
+typedef struct lab27_op_args {
+    int kind;
+    const void *sendbuf;
+    void *recvbuf;
+    size_t count, first;
+    int lo, hi;
+    long long wrong; /* out: CHECK */
+} lab27_op_args;
+
+/* The reference's timed loop, run in the student's program by the lab's own code (driver.c's
+ * entry "ref_loop"), so that its calls take the same path as the student's. */
+typedef struct lab27_loop_args {
+    int kind, iters;
+    const void *sendbuf;
+    void *recvbuf;
+    size_t count;
+} lab27_loop_args;
+
+#endif /* COMMLAB_LAB27_WIRE_H */
