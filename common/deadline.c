@@ -14,18 +14,25 @@
 static double at;
 static char doing[256] = "starting";
 static char waiting[256];
+static volatile double waiting_since; /* when the current wait began; 0: none */
+static double stall_s;
 
 static void *watchdog(void *arg)
 {
     (void)arg;
+    const char *why = "deadline reached";
     for (;;) {
-        double left = at + GRACE_S - cl_wtime();
+        double now = cl_wtime(), left = at + GRACE_S - now, since = waiting_since;
         if (left <= 0)
             break;
+        if (stall_s > 0 && since > 0 && now - since > stall_s) {
+            why = "deadline reached (no message for a long time: a deadlock?)";
+            break;
+        }
         usleep(left > 1.0 ? 1000000 : (useconds_t)(left * 1e6) + 1);
     }
     char line[600];
-    int n = snprintf(line, sizeof line, "commlab: deadline reached while %s%s%s\n", doing,
+    int n = snprintf(line, sizeof line, "commlab: %s while %s%s%s\n", why, doing,
                      waiting[0] ? ": " : "", waiting);
     ssize_t w = write(2, line, n > 0 && (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     (void)w;
@@ -58,5 +65,10 @@ void cl_deadline_doing(const char *what) { snprintf(doing, sizeof doing, "%s", w
 
 void cl_deadline_waiting(const char *what)
 {
+    waiting_since = 0;
     snprintf(waiting, sizeof waiting, "%s", what ? what : "");
+    if (what)
+        waiting_since = cl_wtime();
 }
+
+void cl_deadline_stall(double seconds) { stall_s = seconds; }

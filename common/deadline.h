@@ -30,4 +30,10 @@ void cl_deadline_doing(const char *what);
  * pingpong() waits in cl_wait, operation 12 of the call"); NULL: none. */
 void cl_deadline_waiting(const char *what);
 
+/* End the process as at the deadline when one wait (cl_deadline_waiting) has
+ * lasted `seconds` (<= 0: never): on MPI a wait that long means no message
+ * is coming, and a deadlock then costs that long instead of the whole deadline.
+ * Not for the simulator, whose waits include running the model. */
+void cl_deadline_stall(double seconds);
+
 #endif /* COMMLAB_DEADLINE_H */
