@@ -332,7 +332,7 @@ def render(st, seed):
 
 def generated_set(rng, n):
     """n bundles: a few healthy ones, the others with one to three faults each, every kind
-    of fault present."""
+    of fault present, and a link both down and degraded."""
     out = []
     for i in range(n):
         st = new_state(rng, kind="pcie" if i % 3 == 0 else None,
@@ -341,6 +341,8 @@ def generated_set(rng, n):
             pool = possible(st)
             first = CODES[i % len(CODES)]
             picks = [first] if first in pool else []
+            if first == "link_down":  # both forms of a bad link, whatever the draw
+                st["degraded"] = sum(CODES[j % len(CODES)] == first for j in range(i)) % 2 == 0
             picks += rng.sample(pool, rng.randint(0, 2))
             for c in picks:
                 inject(st, c)
