@@ -64,14 +64,14 @@ def cpu_race(ctx):
     saved, ctx.limits.mem_mb = ctx.limits.mem_mb, 0
     try:
         try:
-            data = ctx.run_lab("race", args, backend="cpu", timeout=50)
+            data = ctx.run_lab("race", args, backend="cpu", timeout=25)
         except CheckCrashed:
             last = ctx.results[-1].stderr if ctx.results else ""
             if "ThreadSanitizer" not in last or not os.path.exists("/usr/bin/setarch"):
                 raise
             # Some kernels randomise mappings more than this ThreadSanitizer expects.
             res = ctx.run(["setarch", os.uname().machine, "-R", ctx.program, "race", *args,
-                           "--json", ctx.out("race.json"), "--deadline", "45"], timeout=50,
+                           "--json", ctx.out("race.json"), "--deadline", "20"], timeout=25,
                           check=False)
             data = ctx.load_json("race.json")
             if data.get("status") != "ok":
@@ -98,7 +98,7 @@ def cpu_stress(ctx):
     for nslots, chunk in STRESS:
         what = f"2 processes, {nslots} slot(s) of {chunk} B"
         data = ctx.run_lab("stress", ["--nslots", nslots, "--chunk", chunk, "--messages", 3000],
-                           ranks=2, backend="cpu", timeout=35)
+                           ranks=2, backend="cpu", timeout=15)
         row = row_of(data, what)
         check_exchange(row, data, what)
         ctx.metric(f"bytes_{nslots}x{chunk}", row["bytes"])
@@ -108,7 +108,7 @@ def cpu_stress(ctx):
            timeout=120)
 def cpu_allreduce(ctx):
     for ranks in (1, 2, 3, 4):
-        data = ctx.run_lab("allreduce", ranks=ranks, backend="cpu", timeout=30)
+        data = ctx.run_lab("allreduce", ranks=ranks, backend="cpu", timeout=15)
         rows = data["rows"]
         if not rows:
             raise CheckFailed(f"AllReduce on {ranks} ranks: no test ran", expected="56 tests",
