@@ -29,7 +29,7 @@ $(BUILD)/tests/probe-student: tests/unit/student/probe.c $(LIBSTUDENT)
 $(BUILD)/tests/test_boundary: $(BUILD)/tests/probe-student
 
 unit-test: $(UNIT_BINS) toylab
-	$(Q)$(PYTHON) scripts/run_unit_tests.py $(UNIT_BINS)
+	$(Q)$(if $(filter 1,$(SAN)),COMMLAB_SANITIZE=1) $(PYTHON) scripts/run_unit_tests.py $(UNIT_BINS)
 	$(Q)BUILD=$(BUILD) $(if $(filter 1,$(SAN)),COMMLAB_SANITIZE=1) $(PYTHON) -m unittest tests.toylab.test_toylab $(if $(V),-v)
 
 # The toy lab (tests/toylab): a plug-in with no main(), options or JSON of its

@@ -7,6 +7,10 @@
 # In the student's file, the ways to switch ThreadSanitizer off are defined away: the
 # attributes become empty, the annotation calls name a function that does not exist (the
 # build fails), and tsan.c defines the options and suppressions hooks itself.
+#
+# Not under `make SAN=1`: ThreadSanitizer cannot be combined with AddressSanitizer.
+
+ifneq ($(SAN),1)
 
 LAB09_TSAN_FLAGS := $(filter-out -MMD -MP -O2,$(STUDENT_CFLAGS)) -Ilabs/lab09 -O1 -g \
                     -fsanitize=thread
@@ -38,3 +42,4 @@ $(eval $(call lab09_tsan_rule,$(BUILD)/labs/lab09/lab09-student-tsan,labs/lab09/
 endif
 solution-lab09: $(BUILD)/solutions/lab09/lab09-student-tsan
 $(eval $(call lab09_tsan_rule,$(BUILD)/solutions/lab09/lab09-student-tsan,solutions/lab09/lab09.c))
+endif

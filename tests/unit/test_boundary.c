@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -109,6 +110,11 @@ static void expect_death(const char *entry, int ranks, const char *words)
 static void test_faults_are_named(void **state)
 {
     (void)state;
+    /* A sanitized student program runs unfiltered and the sanitizer reports the faults. */
+    if (getenv("COMMLAB_SANITIZE")) {
+        skip();
+        return;
+    }
     expect_death("crash", 1, "NULL pointer");
     expect_death("open", 1, "openat");
     expect_death("spawn", 1, "clone");
