@@ -23,18 +23,19 @@
 
 #ifdef CL_STUDENT_SIDE
 
-/* Each rank's communicators from lab18_split (on "sim" this program hosts every rank). */
+/* Each rank's communicators from lab18_split (on "sim" this program hosts every rank, and
+ * a rank's split may yield to the others: each entry stays where it was allocated). */
 typedef struct comms {
     cl_comm *world, *node, *rail;
 } comms;
-static comms *kept;
+static comms **kept;
 static int nkept;
 
 static comms *find(cl_comm *world)
 {
     for (int i = 0; i < nkept; i++)
-        if (kept[i].world == world)
-            return &kept[i];
+        if (kept[i]->world == world)
+            return kept[i];
     return NULL;
 }
 
@@ -43,11 +44,13 @@ static cl_result split(cl_comm *c, void *args)
     split_args *a = args;
     comms *k = find(c);
     if (!k) {
-        comms *q = realloc(kept, (size_t)(nkept + 1) * sizeof *q);
+        comms **q = realloc(kept, (size_t)(nkept + 1) * sizeof *q);
         if (!q)
             return CL_ERR_NOMEM;
         kept = q;
-        k = &kept[nkept++];
+        if (!(k = calloc(1, sizeof *k)))
+            return CL_ERR_NOMEM;
+        kept[nkept++] = k;
     } else {
         if (k->node)
             cl_comm_free(k->node);

@@ -357,13 +357,13 @@ static cl_result forced_caps(cl_run *run, plan_args *p)
 /* Every rank must have chosen the same buckets. */
 static cl_result same_buckets(cl_comm *c, const lab24_buckets *b, int params)
 {
-    int64_t h = b->n;
+    uint64_t h = (uint64_t)b->n; /* unsigned: the hash wraps */
     for (int i = 0; i <= b->n && i <= params; i++)
-        h = h * 1000003 + b->start[i];
+        h = h * 1000003 + (uint64_t)b->start[i];
     for (int i = 0; i < params; i++)
-        h = h * 1000003 + b->param[i];
-    h &= ((int64_t)1 << 62) - 1;
-    int64_t v[2] = {h, -h};
+        h = h * 1000003 + (uint64_t)b->param[i];
+    h &= ((uint64_t)1 << 62) - 1;
+    int64_t v[2] = {(int64_t)h, -(int64_t)h};
     CL_CHECK(cl_agree(c, CL_MAX, v, 2));
     if (v[0] != -v[1]) {
         cl_set_error("your buckets differ between ranks");

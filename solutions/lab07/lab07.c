@@ -343,7 +343,7 @@ static int cmp_unsigned(const void *a, const void *b)
 /* Mappings that make the same groups cost the same: a key of the groups. */
 static unsigned long long structure(const lab07_plan *p, const int *gpu)
 {
-    unsigned v[3 * LAB07_MAX_RANKS];
+    unsigned v[3 * (LAB07_MAX_RANKS + 1)]; /* each kind: its groups and a separator */
     int n = 0;
     unsigned long long h = 1469598103934665603ULL;
     for (int kind = 0; kind < 3; kind++) {
