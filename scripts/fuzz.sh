@@ -29,8 +29,7 @@ if ! command -v "$CLANG" >/dev/null; then
 fi
 FLAGS=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -fno-omit-frame-pointer -Icommon)
-TOPO_SRCS=(common/topo.c common/topo_smi.c common/topo_xml.c common/json.c common/result.c
-           common/guard.c)
+TOPO_SRCS=(common/topo.c common/topo_smi.c common/topo_xml.c common/json.c common/result.c)
 mkdir -p "$OUT"
 
 build() {   # build TARGET SOURCES...
