@@ -325,11 +325,7 @@ static cl_result library(cl_comm *c, float *grads, float *result, size_t count, 
                       .op = CL_SUM,
                       .scratch = result + count,
                       .scratch_bytes = count * sizeof(float)};
-    CL_CHECK(cl_barrier(c));
-    double t0 = cl_comm_time(c);
-    CL_CHECK(cl_library_coll(c, CL_COLL_ALLREDUCE, &a));
-    *s = cl_comm_time(c) - t0;
-    return cl_agree_max(c, s, 1);
+    return cl_library_coll_timed(c, CL_COLL_ALLREDUCE, &a, s);
 }
 
 /* --cap, --first-cap, --last-small: caps to try instead of your choice. */
