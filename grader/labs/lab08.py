@@ -97,9 +97,17 @@ def points_arg(points):
 
 # --- fit --------------------------------------------------------------------------------------
 
-def noisy_sweep(rng, alpha, bw, noise):
-    sizes = [8 * 2 ** k for k in range(28)]          # 8 B .. 1 GiB
-    return [(s, predict(alpha, bw, s) * math.exp(rng.uniform(-noise, noise))) for s in sizes]
+def noisy_sweep(rng, alpha, bw, noise, tilt=False):
+    """8 B .. 1 GiB with uniform log-noise. tilt: the two largest fitting points (the even
+    indices are fitted) get the noise's full size in opposite directions, so a fit that
+    weighs absolute errors puts alpha far off, always rather than on most draws."""
+    sizes = [8 * 2 ** k for k in range(28)]
+    out = [(s, predict(alpha, bw, s) * math.exp(rng.uniform(-noise, noise))) for s in sizes]
+    if tilt:
+        sign = rng.choice((-1.0, 1.0))
+        for i, direction in ((-4, sign), (-2, -sign)):
+            out[i] = (out[i][0], predict(alpha, bw, out[i][0]) * math.exp(direction * noise))
+    return out
 
 
 @lab.check("cpu.fit", "Fit latency and bandwidth to a sweep", points=20, timeout=60)
@@ -108,9 +116,10 @@ def cpu_fit(ctx):
     rng = random.Random(seed)
     ctx.log(f"synthetic sweeps from seed {seed}")
     exact = [(rng.uniform(3, 60), rng.uniform(2, 500)) for _ in range(3)]
-    noisy = [(rng.uniform(3, 60), rng.uniform(2, 500)) for _ in range(4)]
+    # The last noisy sweep is slow (PCIe-like) and tilted at its large end.
+    noisy = [(rng.uniform(3, 60), rng.uniform(2, hi)) for hi in (500, 500, 500, 50)]
     cases = [{"points": points_arg(noisy_sweep(rng, a, b, 0.0))} for a, b in exact]
-    sweeps = [noisy_sweep(rng, a, b, 0.05) for a, b in noisy]
+    sweeps = [noisy_sweep(rng, a, b, 0.05, tilt=(k == 3)) for k, (a, b) in enumerate(noisy)]
     cases += [{"points": points_arg(p[::2])} for p in sweeps]
     bad = [{"points": "1024:10"}, {"points": "4096:10,4096:12,4096:11"},
            {"points": "8:10,1024:0,65536:40"}, {"points": "8:20,1048576:20,8388608:19"}]
