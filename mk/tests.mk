@@ -11,6 +11,8 @@
 #   fuzz, san-test  brief fuzzing of every parser; the suites under ASan/UBSan (CI runs both)
 
 PYTHON     := /usr/bin/python3
+# The suites' builds use every core (the suites themselves run one after the other).
+JOBS       := -j$(shell nproc 2>/dev/null || echo 2)
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
@@ -65,13 +67,14 @@ fuzz:
 	$(Q)scripts/fuzz.sh $(FUZZ_SECONDS)
 	$(Q)$(PYTHON) tests/fuzz/fuzz_spec.py $(FUZZ_SECONDS)
 
-# The library, the simulator and every lab's reference and skeleton under
-# AddressSanitizer and UndefinedBehaviorSanitizer (build-san/).
+# The library, the simulator and every lab's reference under AddressSanitizer and
+# UndefinedBehaviorSanitizer (build-san/). The skeletons are not built: nothing here runs them.
 # Open MPI's own allocations are not freed at exit: leak reports would be about it.
 san-test: export ASAN_OPTIONS = detect_leaks=0
 san-test: export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 san-test:
-	$(Q)$(MAKE) --no-print-directory SAN=1 all
+	$(Q)$(MAKE) --no-print-directory $(JOBS) SAN=1 lib cli solutions
+	$(Q)$(MAKE) --no-print-directory $(JOBS) SAN=1 test-programs
 	$(Q)$(MAKE) --no-print-directory SAN=1 unit-test same-algo-test
 	$(Q)$(PYTHON) -m unittest tests.labs.sanitized $(if $(V),-v)
 
@@ -84,7 +87,7 @@ lab-test:
 # Suites run one after the other (lab tests time real runs: nothing else may load
 # the machine meanwhile), after the packages are installed.
 test: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory $(JOBS) all test-programs
 	$(Q)$(MAKE) --no-print-directory check-skeletons
 	$(Q)$(MAKE) --no-print-directory format-check
 	$(Q)$(MAKE) --no-print-directory handout-check
@@ -114,6 +117,9 @@ $(BUILD)/tests/same_algo: tests/sim/same_algo.c $(LIBCOMMLAB)
 same-algo-test: $(BUILD)/tests/same_algo
 	$(Q)$(PYTHON) scripts/same_algo_test.py $(BUILD)/tests/same_algo
 
+# Every program the suites run, built in parallel before they start.
+test-programs: $(UNIT_BINS) toylab $(BUILD)/tests/same_algo
+
 # The gpu backend's smoke test: every entry point on one rank (skips without a GPU).
 GPU_SMOKE := $(BUILD)/tests/gpu_smoke
 $(GPU_SMOKE): tests/gpu/smoke.c $(LIBCOMMLAB)
@@ -126,7 +132,7 @@ gpu-smoke: $(GPU_SMOKE)
 # GPU readiness here: what must skip cleanly without a GPU does, and the backend
 # runs, one rank, over a host stand-in for CUDA and NCCL (tests/gpu).
 gpu-test: $(GPU_SMOKE) cli solution-lab05
-	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)-fake GPU_FAKE=1 cli gpu-smoke solution-lab05
+	$(Q)$(MAKE) --no-print-directory $(JOBS) BUILD=$(BUILD)-fake GPU_FAKE=1 cli gpu-smoke solution-lab05
 	$(Q)COMMLAB_FAKE_BUILD=$(BUILD)-fake $(PYTHON) -m unittest discover -s tests/gpu -t . \
 	    $(if $(V),-v)
 
