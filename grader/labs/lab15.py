@@ -43,6 +43,16 @@ def require_success(rows, what):
                               found=f"{r.get('status')}: {r.get('error', '')}")
 
 
+def parse_each(ctx, mode, tool, texts):
+    """Run the student's parser `mode` on each of a tool's outputs (written to mode-i.txt);
+    returns [(what, row)], `what` naming the output in messages."""
+    paths = [write(ctx, f"{mode}-{i}.txt", text) for i, text in enumerate(texts)]
+    rows = ctx.run_cases(mode, [{"file": path} for path in paths])
+    whats = [f"{tool} output {i} ({path})" for i, path in enumerate(paths)]
+    require_success(rows, lambda i: whats[i])
+    return list(zip(whats, rows))
+
+
 def findings_of(row):
     out = []
     for line in row.get("findings", "").splitlines():
@@ -68,11 +78,14 @@ def keyset(found):
     return {(f["code"], f["node"], f["target"]) for f in found}
 
 
-def tally(states, results):
+def tally(states, results, codes=None):
+    """Precision, recall, and the (cluster, fault) missed and found that are not faults; only
+    the faults of these codes are wanted when codes is given."""
     tp = fp = fn = 0
     misses, extras = [], []
     for i, (st, found) in enumerate(zip(states, results)):
-        want, got = set(model.faults(st)), keyset(found)
+        want = {f for f in model.faults(st) if codes is None or f[0] in codes}
+        got = keyset(found)
         tp += len(want & got)
         fp += len(got - want)
         fn += len(want - got)
@@ -115,11 +128,8 @@ def qos_states(rng):
 def cpu_qos(ctx):
     rng = random.Random()
     nics = qos_states(rng)
-    rows = ctx.run_cases("qos", [{"file": write(ctx, f"qos-{i}.txt", model.render_mlnx_qos(n, rng))}
-                                 for i, n in enumerate(nics)])
-    require_success(rows, lambda i: f"mlnx_qos output {i} ({ctx.out(f'qos-{i}.txt')})")
-    for i, (n, r) in enumerate(zip(nics, rows)):
-        what = f"mlnx_qos output {i} ({ctx.out(f'qos-{i}.txt')})"
+    outputs = parse_each(ctx, "qos", "mlnx_qos", [model.render_mlnx_qos(n, rng) for n in nics])
+    for n, (what, r) in zip(nics, outputs):
         expect(f"{what}: trust", r["trust"], n["trust"])
         want = n["dscp2prio"] if n["trust"] == "dscp" else [-1] * 64
         expect(f"{what}: dscp2prio", r["dscp2prio"], want)
@@ -138,23 +148,19 @@ def cpu_gids(ctx):
         if k >= 2:
             st["hosts"][0]["nics"][0]["extra_gids"] = ["fd00:1::%x" % rng.randrange(1, 999)]
         hosts.append(st["hosts"][0])
-    rows = ctx.run_cases("gids", [{"file": write(ctx, f"gids-{i}.txt", model.render_show_gids(h))}
-                                  for i, h in enumerate(hosts)])
-    require_success(rows, lambda i: f"show_gids output {i} ({ctx.out(f'gids-{i}.txt')})")
-    for i, (h, r) in enumerate(zip(hosts, rows)):
+    outputs = parse_each(ctx, "gids", "show_gids", [model.render_show_gids(h) for h in hosts])
+    for h, (what, r) in zip(hosts, outputs):
         want = []
         for n in h["nics"]:
             for idx, raw, ip, ver in model.gid_table(n):
                 want.append(f"{n['dev']} 1 {idx} {model.sysfs_gid(raw)} {ip or '-'} "
                             f"{ver[1:]} {n['netdev']}")
-        expect(f"show_gids output {i} ({ctx.out(f'gids-{i}.txt')}): rows", r["gids"].splitlines(),
-               want)
+        expect(f"{what}: rows", r["gids"].splitlines(), want)
 
 
 @lab.check("cpu.devinfo", "Parse ibv_devinfo -v: port state, active MTU, link layer", points=5,
            backend="cpu")
 def cpu_devinfo(ctx):
-    rng = random.Random()
     nics = []
     for k in range(6):
         n = model.lossless_nic(model.POLICY, f"mlx5_{k}", "ens1f0np0", f"192.168.1.{10 + k}",
@@ -163,13 +169,10 @@ def cpu_devinfo(ctx):
         if k in (3, 4):
             n["state"], n["phys"] = "DOWN", "DISABLED"
         nics.append(n)
-    rows = ctx.run_cases("devinfo", [{"file": write(ctx, f"devinfo-{i}.txt", model.render_devinfo(n))}
-                                     for i, n in enumerate(nics)])
-    require_success(rows, lambda i: f"ibv_devinfo output {i} ({ctx.out(f'devinfo-{i}.txt')})")
-    for i, (n, r) in enumerate(zip(nics, rows)):
+    outputs = parse_each(ctx, "devinfo", "ibv_devinfo", [model.render_devinfo(n) for n in nics])
+    for n, (what, r) in zip(nics, outputs):
         want = [f"{n['dev']} 1 {int(n['state'] == 'ACTIVE')} {model.active_mtu(n)} 1"]
-        expect(f"ibv_devinfo output {i} ({ctx.out(f'devinfo-{i}.txt')}): port", r["ports"].splitlines(),
-               want)
+        expect(f"{what}: port", r["ports"].splitlines(), want)
 
 
 @lab.check("cpu.switch", "Parse the switch's show roce: trust, PFC, ECN, TCs", points=5,
@@ -182,12 +185,9 @@ def cpu_switch(ctx):
         if k:
             model.inject(st, rng, model.CODES_SWITCH[(k - 1) % 4])
         sws.append(st["switches"][0])
-    rows = ctx.run_cases("switch", [{"file": write(ctx, f"switch-{i}.txt",
-                                                   model.render_show_roce(w, model.POLICY))}
-                                    for i, w in enumerate(sws)])
-    require_success(rows, lambda i: f"show roce output {i} ({ctx.out(f'switch-{i}.txt')})")
-    for i, (w, r) in enumerate(zip(sws, rows)):
-        what = f"show roce output {i} ({ctx.out(f'switch-{i}.txt')})"
+    outputs = parse_each(ctx, "switch", "show roce",
+                         [model.render_show_roce(w, model.POLICY) for w in sws])
+    for w, (what, r) in zip(sws, outputs):
         expect(f"{what}: trust", r["trust"], w["trust"])
         expect(f"{what}: mode", r["mode"], w["mode"])
         expect(f"{what}: congestion-control mode", r["ecn_mode"], w["ecn_mode"])
@@ -244,7 +244,7 @@ def exact(ctx, data, codes, what):
     """Every fault of these kinds found, and no finding of these kinds that is not one."""
     states, results = data
     keep = [[f for f in found if f["code"] in codes] for found in results]
-    precision, recall, misses, extras = tally_codes(states, keep, codes)
+    precision, recall, misses, extras = tally(states, keep, codes)
     ctx.metric("precision", round(precision, 4))
     ctx.metric("recall", round(recall, 4))
     if misses or extras:
@@ -254,21 +254,6 @@ def exact(ctx, data, codes, what):
                           details=("missed: " + show(misses) + "\n" if misses else "") +
                                   ("not faults: " + show(extras) if extras else "") +
                                   f"\n(dumps: {ctx.out('generated-N.txt')})")
-
-
-def tally_codes(states, results, codes):
-    tp = fp = fn = 0
-    misses, extras = [], []
-    for i, (st, found) in enumerate(zip(states, results)):
-        want = {f for f in model.faults(st) if f[0] in codes}
-        got = keyset(found)
-        tp += len(want & got)
-        fp += len(got - want)
-        fn += len(want - got)
-        misses += [(i, k) for k in sorted(want - got)]
-        extras += [(i, k) for k in sorted(got - want)]
-    return (tp / (tp + fp) if tp + fp else 1.0), (tp / (tp + fn) if tp + fn else 1.0), \
-        misses, extras
 
 
 @lab.check("cpu.nic_faults", "Each NIC: PFC, trust, DSCP map, buffer, MTU, ECN, CNP, ToS, link",

@@ -10,9 +10,7 @@
  *
  * The harness reads the files (the student's program opens none) and, for a dump, splits
  * it into its sections: a line "### <kind> <node> $ <command>" starts each one. */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "harness/harness.h"
@@ -90,54 +88,9 @@ CL_STUDENT_ENTRIES({"qos", e_qos}, {"gids", e_gids}, {"devinfo", e_devinfo}, {"s
 #else
 
 #include "boundary/arena.h"
+#include "harness/bundle.h"
 
-/* The whole file at path, NUL-terminated, in the shared arena (for the student's
- * program to read); NULL with a reason. */
-static char *read_shared(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        cl_set_error("%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    for (size_t k; buf && (k = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
-        n += k;
-        if (n + 1 == cap) {
-            char *b = cap > ((size_t)8 << 20) ? NULL : realloc(buf, cap * 2);
-            if (!b) {
-                free(buf);
-                buf = NULL;
-                cl_set_error("%s: larger than 16 MiB", path);
-                break;
-            }
-            buf = b, cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!buf)
-        return NULL;
-    buf[n] = '\0';
-    if (memchr(buf, '\0', n)) {
-        cl_set_error("%s: not a text file (a NUL byte)", path);
-        free(buf);
-        return NULL;
-    }
-    char *shared = cl_share(buf, n + 1);
-    free(buf);
-    if (len)
-        *len = n;
-    return shared;
-}
-
-static cl_result case_file(cl_case *c, char **text)
-{
-    const char *path;
-    CL_CHECK(cl_case_str(c, "file", &path));
-    *text = read_shared(path, NULL);
-    return *text ? CL_OK : CL_ERR_IO;
-}
+#define FILE_MAX_MIB 16 /* the largest file read: a dump, or one tool's output */
 
 static void col_list(cl_row *r, const char *key, const int *v, int n)
 {
@@ -147,28 +100,6 @@ static void col_list(cl_row *r, const char *key, const int *v, int n)
     cl_col_ints(r, key, w, (size_t)n);
 }
 
-static cl_result qos_case(cl_case *c)
-{
-    static qos_args a;
-    memset(&a, 0, sizeof a);
-    char *text;
-    CL_CHECK(case_file(c, &text));
-    a.text = text;
-    cl_result rc = cl_case_call(c, "qos", &a, sizeof a);
-    cl_row *r = cl_case_row(c);
-    a.q.trust[sizeof a.q.trust - 1] = '\0';
-    cl_col_str(r, "trust", a.q.trust);
-    col_list(r, "dscp2prio", a.q.dscp2prio, 64);
-    col_list(r, "pfc", a.q.pfc, 8);
-    col_list(r, "prio2buffer", a.q.prio2buffer, 8);
-    long long b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = a.q.buffer_size[i];
-    cl_col_ints(r, "buffer_size", b, 8);
-    cl_host_free(text);
-    return rc;
-}
-
 /* A bounded copy of a field the student's program wrote. */
 static const char *field(char *s, size_t n)
 {
@@ -176,70 +107,114 @@ static const char *field(char *s, size_t n)
     return s;
 }
 
+/* Writes item i of items as one line into out (len bytes); returns what snprintf does. */
+typedef int (*line_fn)(char *out, size_t len, void *items, int i);
+
+/* The column key: a line for each of the first n items (n clamped to 0..max), in at most
+ * cap bytes; the lines that do not fit are cut. */
+static void col_lines(cl_row *r, const char *key, size_t cap, int n, int max, line_fn line,
+                      void *items)
+{
+    static char list[LAB15_MAX_FINDINGS * 360]; /* the largest cap */
+    if (CL_NEVER(cap > sizeof list))
+        cap = sizeof list;
+    n = n < 0 ? 0 : n > max ? max : n;
+    size_t used = 0;
+    list[0] = '\0';
+    for (int i = 0; i < n && used < cap; i++)
+        used += (size_t)line(list + used, cap - used, items, i);
+    cl_col_str(r, key, list);
+}
+
+/* A parser's mode: the student's parse of the case's file=PATH. args (size bytes) holds
+ * the text at *text; row writes the row's columns from what the parser wrote there. */
+static cl_result parse_case(cl_case *c, const char *entry, void *args, size_t size,
+                            const char **text, void (*row)(cl_row *r, void *args))
+{
+    memset(args, 0, size);
+    char *file;
+    CL_CHECK(cl_bundle_read(c, "file", FILE_MAX_MIB, &file));
+    *text = file;
+    cl_result rc = cl_case_call(c, entry, args, size);
+    row(cl_case_row(c), args);
+    cl_host_free(file);
+    return rc;
+}
+
+static void qos_row(cl_row *r, void *args)
+{
+    qos_args *a = args;
+    a->q.trust[sizeof a->q.trust - 1] = '\0';
+    cl_col_str(r, "trust", a->q.trust);
+    col_list(r, "dscp2prio", a->q.dscp2prio, 64);
+    col_list(r, "pfc", a->q.pfc, 8);
+    col_list(r, "prio2buffer", a->q.prio2buffer, 8);
+    long long b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = a->q.buffer_size[i];
+    cl_col_ints(r, "buffer_size", b, 8);
+}
+
+static cl_result qos_case(cl_case *c)
+{
+    static qos_args a;
+    return parse_case(c, "qos", &a, sizeof a, &a.text, qos_row);
+}
+
+static int gid_line(char *out, size_t len, void *gids, int i)
+{
+    lab15_gid *g = &((lab15_gid *)gids)[i];
+    return snprintf(out, len, "%s %d %d %s %s %d %s\n", field(g->dev, sizeof g->dev), g->port,
+                    g->index, field(g->gid, sizeof g->gid),
+                    g->ipv4[0] ? field(g->ipv4, sizeof g->ipv4) : "-", g->version,
+                    field(g->netdev, sizeof g->netdev));
+}
+
+static void gids_row(cl_row *r, void *args)
+{
+    gids_args *a = args;
+    cl_col_int(r, "n", a->n);
+    col_lines(r, "gids", 64 * 160, a->n, 64, gid_line, a->g);
+}
+
 static cl_result gids_case(cl_case *c)
 {
     static gids_args a;
-    memset(&a, 0, sizeof a);
-    char *text;
-    CL_CHECK(case_file(c, &text));
-    a.text = text;
-    cl_result rc = cl_case_call(c, "gids", &a, sizeof a);
-    cl_row *r = cl_case_row(c);
-    int n = a.n < 0 ? 0 : a.n > 64 ? 64 : a.n;
-    static char list[64 * 160];
-    size_t used = 0;
-    list[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        lab15_gid *g = &a.g[i];
-        used += (size_t)snprintf(list + used, sizeof list - used, "%s %d %d %s %s %d %s\n",
-                                 field(g->dev, sizeof g->dev), g->port, g->index,
-                                 field(g->gid, sizeof g->gid),
-                                 g->ipv4[0] ? field(g->ipv4, sizeof g->ipv4) : "-", g->version,
-                                 field(g->netdev, sizeof g->netdev));
-        if (used >= sizeof list)
-            break;
-    }
-    cl_col_int(r, "n", a.n);
-    cl_col_str(r, "gids", list);
-    cl_host_free(text);
-    return rc;
+    return parse_case(c, "gids", &a, sizeof a, &a.text, gids_row);
+}
+
+static int port_line(char *out, size_t len, void *ports, int i)
+{
+    lab15_port *p = &((lab15_port *)ports)[i];
+    return snprintf(out, len, "%s %d %d %d %d\n", field(p->dev, sizeof p->dev), p->port, p->active,
+                    p->active_mtu, p->ethernet);
+}
+
+static void devinfo_row(cl_row *r, void *args)
+{
+    devinfo_args *a = args;
+    cl_col_int(r, "n", a->n);
+    col_lines(r, "ports", 16 * 80, a->n, 16, port_line, a->p);
 }
 
 static cl_result devinfo_case(cl_case *c)
 {
     static devinfo_args a;
-    memset(&a, 0, sizeof a);
-    char *text;
-    CL_CHECK(case_file(c, &text));
-    a.text = text;
-    cl_result rc = cl_case_call(c, "devinfo", &a, sizeof a);
-    cl_row *r = cl_case_row(c);
-    int n = a.n < 0 ? 0 : a.n > 16 ? 16 : a.n;
-    char list[16 * 80];
-    size_t used = 0;
-    list[0] = '\0';
-    for (int i = 0; i < n && used < sizeof list; i++) {
-        lab15_port *p = &a.p[i];
-        used += (size_t)snprintf(list + used, sizeof list - used, "%s %d %d %d %d\n",
-                                 field(p->dev, sizeof p->dev), p->port, p->active, p->active_mtu,
-                                 p->ethernet);
-    }
-    cl_col_int(r, "n", a.n);
-    cl_col_str(r, "ports", list);
-    cl_host_free(text);
-    return rc;
+    return parse_case(c, "devinfo", &a, sizeof a, &a.text, devinfo_row);
 }
 
-static cl_result switch_case(cl_case *c)
+/* The switch's RoCE used TC i. */
+static int tc_line(char *out, size_t len, void *sw, int i)
 {
-    static switch_args a;
-    memset(&a, 0, sizeof a);
-    char *text;
-    CL_CHECK(case_file(c, &text));
-    a.text = text;
-    cl_result rc = cl_case_call(c, "switch", &a, sizeof a);
-    cl_row *r = cl_case_row(c);
-    lab15_switch *s = &a.s;
+    lab15_switch *s = sw;
+    return snprintf(out, len, "%d %d %s %s\n", s->tcs[i].switch_prio, s->tcs[i].tc,
+                    field(s->tcs[i].app, sizeof s->tcs[i].app),
+                    field(s->tcs[i].ets, sizeof s->tcs[i].ets));
+}
+
+static void switch_row(cl_row *r, void *args)
+{
+    lab15_switch *s = &((switch_args *)args)->s;
     cl_col_str(r, "mode", field(s->mode, sizeof s->mode));
     cl_col_str(r, "trust", field(s->trust, sizeof s->trust));
     cl_col_str(r, "ecn_mode", field(s->ecn_mode, sizeof s->ecn_mode));
@@ -247,91 +222,63 @@ static cl_result switch_case(cl_case *c)
     cl_col_int(r, "ecn_max_kb", s->ecn_max_kb);
     cl_col_int(r, "pfc_enabled", s->pfc_enabled);
     col_list(r, "pfc_prio", s->pfc_prio, 8);
-    char list[8 * 64];
-    size_t used = 0;
-    list[0] = '\0';
-    for (int i = 0; i < s->ntcs && i < 8 && used < sizeof list; i++)
-        used += (size_t)snprintf(
-            list + used, sizeof list - used, "%d %d %s %s\n", s->tcs[i].switch_prio, s->tcs[i].tc,
-            field(s->tcs[i].app, sizeof s->tcs[i].app), field(s->tcs[i].ets, sizeof s->tcs[i].ets));
-    cl_col_str(r, "tcs", list);
-    cl_host_free(text);
-    return rc;
+    col_lines(r, "tcs", 8 * 64, s->ntcs, 8, tc_line, s);
 }
 
-/* Split text (in the arena, writable) into sections at "### kind node $ command" lines. */
-static cl_result split(char *text, lab15_dump *d)
+static cl_result switch_case(cl_case *c)
 {
-    d->n = 0;
-    char *p = text, *open = NULL;
-    int line = 1;
-    while (*p) {
-        char *eol = strchr(p, '\n');
-        char *next = eol ? eol + 1 : p + strlen(p);
-        if (strncmp(p, "### ", 4) == 0) {
-            if (eol)
-                *eol = '\0';
-            if (open)
-                p[-1] = '\0'; /* the previous section ends before this line */
-            if (d->n == LAB15_MAX_SECTIONS) {
-                cl_set_error("line %d: more than %d sections", line, LAB15_MAX_SECTIONS);
-                return CL_ERR_PARSE;
-            }
-            lab15_section *s = &d->s[d->n++];
-            memset(s, 0, sizeof *s);
-            char *dollar = strstr(p, " $ ");
-            if (sscanf(p + 4, "%7s", s->kind) != 1) {
-                cl_set_error("line %d: a section header without a kind", line);
-                return CL_ERR_PARSE;
-            }
-            if (strcmp(s->kind, "policy") != 0) {
-                if (!dollar || sscanf(p + 4 + strlen(s->kind), "%31s", s->node) != 1) {
-                    cl_set_error("line %d: expected '### %s <node> $ <command>'", line, s->kind);
-                    return CL_ERR_PARSE;
-                }
-                snprintf(s->command, sizeof s->command, "%s", dollar + 3);
-            }
-            s->text = next;
-            open = next;
-        }
-        p = next;
-        line++;
+    static switch_args a;
+    return parse_case(c, "switch", &a, sizeof a, &a.text, switch_row);
+}
+
+/* A section of the dump from its header line "### kind node $ command" ("### policy"). */
+static cl_result dump_section(void *dump, int i, const char *header, const char *text, int line)
+{
+    lab15_section *s = &((lab15_dump *)dump)->s[i];
+    memset(s, 0, sizeof *s);
+    const char *dollar = strstr(header, " $ ");
+    if (sscanf(header + 4, "%7s", s->kind) != 1) {
+        cl_set_error("line %d: a section header without a kind", line);
+        return CL_ERR_PARSE;
     }
+    if (strcmp(s->kind, "policy") != 0) {
+        if (!dollar || sscanf(header + 4 + strlen(s->kind), "%31s", s->node) != 1) {
+            cl_set_error("line %d: expected '### %s <node> $ <command>'", line, s->kind);
+            return CL_ERR_PARSE;
+        }
+        snprintf(s->command, sizeof s->command, "%s", dollar + 3);
+    }
+    s->text = text;
     return CL_OK;
 }
+
+static int finding_line(char *out, size_t len, void *findings, int i)
+{
+    lab15_finding *f = &((lab15_finding *)findings)[i];
+    return snprintf(out, len, "%s\t%s\t%s\t%s\n", field(f->code, sizeof f->code),
+                    field(f->node, sizeof f->node), field(f->target, sizeof f->target),
+                    field(f->fix, sizeof f->fix));
+}
+
+/* A dump starts with notes (comment lines) before its first header. */
+static const cl_bundle_form dump_form = {.key = "dump",
+                                         .max_mib = FILE_MAX_MIB,
+                                         .max_sections = LAB15_MAX_SECTIONS,
+                                         .section = dump_section};
 
 static cl_result validate_case(cl_case *c)
 {
     static validate_args a;
     memset(&a, 0, sizeof a);
-    const char *path;
-    CL_CHECK(cl_case_str(c, "dump", &path));
-    char *text = read_shared(path, NULL);
-    if (!text)
-        return CL_ERR_IO;
-    cl_result rc = split(text, &a.d);
-    if (rc != CL_OK) {
-        cl_host_free(text);
+    char *text;
+    cl_result rc = cl_bundle_load(c, &dump_form, &a.d, &a.d.n, &text);
+    if (rc != CL_OK)
         return rc;
-    }
-    for (int i = 0; i < a.d.n; i++)
-        if (!a.d.s[i].text)
-            a.d.s[i].text = "";
     rc = cl_case_call(c, "validate", &a, sizeof a);
     cl_row *r = cl_case_row(c);
-    int n = a.n < 0 ? 0 : a.n > LAB15_MAX_FINDINGS ? LAB15_MAX_FINDINGS : a.n;
-    static char list[LAB15_MAX_FINDINGS * 360];
-    size_t used = 0;
-    list[0] = '\0';
-    for (int i = 0; i < n && used < sizeof list; i++) {
-        lab15_finding *f = &a.f[i];
-        used += (size_t)snprintf(list + used, sizeof list - used, "%s\t%s\t%s\t%s\n",
-                                 field(f->code, sizeof f->code), field(f->node, sizeof f->node),
-                                 field(f->target, sizeof f->target), field(f->fix, sizeof f->fix));
-    }
     cl_col_int(r, "sections", a.d.n);
     cl_col_int(r, "n", a.n);
-    cl_col_str(r, "findings", list);
+    col_lines(r, "findings", LAB15_MAX_FINDINGS * 360, a.n, LAB15_MAX_FINDINGS, finding_line, a.f);
     cl_host_free(text);
     return rc;
 }

@@ -5,9 +5,7 @@
  *
  * The harness reads the bundle (the student's program opens no file) and splits it into
  * sections: a line "### <kind> <node>" starts each one. */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "harness/harness.h"
@@ -33,78 +31,26 @@ CL_STUDENT_ENTRIES({"diagnose", e_diagnose});
 #else
 
 #include "boundary/arena.h"
+#include "harness/bundle.h"
 
-/* The whole file at path, NUL-terminated, in the shared arena; NULL with a reason. */
-static char *read_shared(const char *path)
+/* A section of the bundle from its header line "### kind node". */
+static cl_result bundle_section(void *bundle, int i, const char *header, const char *text, int line)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        cl_set_error("%s: %s", path, strerror(errno));
-        return NULL;
+    lab28_section *s = &((lab28_bundle *)bundle)->s[i];
+    memset(s, 0, sizeof *s);
+    if (sscanf(header + 4, "%15s %31s", s->kind, s->node) != 2) {
+        cl_set_error("line %d: expected '### <kind> <node>'", line);
+        return CL_ERR_PARSE;
     }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    for (size_t k; buf && (k = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
-        n += k;
-        if (n + 1 == cap) {
-            char *b = cap > ((size_t)4 << 20) ? NULL : realloc(buf, cap * 2);
-            if (!b) {
-                free(buf);
-                buf = NULL;
-                cl_set_error("%s: larger than 8 MiB", path);
-                break;
-            }
-            buf = b, cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!buf)
-        return NULL;
-    buf[n] = '\0';
-    if (memchr(buf, '\0', n)) {
-        cl_set_error("%s: not a text file (a NUL byte)", path);
-        free(buf);
-        return NULL;
-    }
-    char *shared = cl_share(buf, n + 1);
-    free(buf);
-    return shared;
-}
-
-/* Split text (in the arena, writable) into sections at "### kind node" lines. */
-static cl_result split(char *text, lab28_bundle *b)
-{
-    b->n = 0;
-    char *p = text;
-    int line = 1;
-    while (*p) {
-        char *eol = strchr(p, '\n');
-        char *next = eol ? eol + 1 : p + strlen(p);
-        if (strncmp(p, "### ", 4) == 0) {
-            if (eol)
-                *eol = '\0';
-            if (b->n > 0)
-                p[-1] = '\0'; /* the previous section ends before this line */
-            if (b->n == LAB28_MAX_SECTIONS) {
-                cl_set_error("line %d: more than %d sections", line, LAB28_MAX_SECTIONS);
-                return CL_ERR_PARSE;
-            }
-            lab28_section *s = &b->s[b->n++];
-            memset(s, 0, sizeof *s);
-            if (sscanf(p + 4, "%15s %31s", s->kind, s->node) != 2) {
-                cl_set_error("line %d: expected '### <kind> <node>'", line);
-                return CL_ERR_PARSE;
-            }
-            s->text = next;
-        } else if (b->n == 0 && *p != '\n') {
-            cl_set_error("line %d: text before the first '### <kind> <node>' line", line);
-            return CL_ERR_PARSE;
-        }
-        p = next;
-        line++;
-    }
+    s->text = text;
     return CL_OK;
 }
+
+static const cl_bundle_form bundle_form = {.key = "bundle",
+                                           .max_mib = 8,
+                                           .max_sections = LAB28_MAX_SECTIONS,
+                                           .header = "### <kind> <node>",
+                                           .section = bundle_section};
 
 /* A bounded copy of a field the student's program wrote. */
 static const char *field(char *s, size_t n)
@@ -120,16 +66,10 @@ static cl_result diagnose_case(cl_case *c)
 {
     static diagnose_args a;
     memset(&a, 0, sizeof a);
-    const char *path;
-    CL_CHECK(cl_case_str(c, "bundle", &path));
-    char *text = read_shared(path);
-    if (!text)
-        return CL_ERR_IO;
-    cl_result rc = split(text, &a.b);
-    if (rc != CL_OK) {
-        cl_host_free(text);
+    char *text;
+    cl_result rc = cl_bundle_load(c, &bundle_form, &a.b, &a.b.n, &text);
+    if (rc != CL_OK)
         return rc;
-    }
     rc = cl_case_call(c, "diagnose", &a, sizeof a);
     cl_row *r = cl_case_row(c);
     int n = a.n < 0 ? 0 : a.n > LAB28_MAX_FINDINGS ? LAB28_MAX_FINDINGS : a.n;
