@@ -14,7 +14,7 @@
 #ifndef CL_HAVE_CUDA
 
 cl_result lab24_gpu_steps(cl_comm *c, const lab24_net *n, const lab24_buckets *b, int reps,
-                          lab24_gpu_sample *out)
+                          cl_overlap_sample *out)
 {
     (void)c, (void)n, (void)b, (void)reps, (void)out;
     cl_set_error("this build has no CUDA/NCCL");
@@ -90,7 +90,7 @@ static cl_result size_kernels(cl_comm *c, gpu_run *g, const lab24_net *n)
 }
 
 static cl_result sample(cl_comm *c, gpu_run *g, const lab24_net *n, const lab24_buckets *b,
-                        lab24_gpu_sample *s)
+                        cl_overlap_sample *s)
 {
     float sum = (float)g->size * (g->size + 1) / 2;
     /* the kernels alone */
@@ -192,7 +192,7 @@ static void teardown(gpu_run *g, const lab24_buckets *b)
 }
 
 cl_result lab24_gpu_steps(cl_comm *c, const lab24_net *n, const lab24_buckets *b, int reps,
-                          lab24_gpu_sample *out)
+                          cl_overlap_sample *out)
 {
     static gpu_run g;
     memset(&g, 0, sizeof g);
