@@ -16,7 +16,7 @@ GPU_BOOT := common/gpu/boot_solo.c
 endif
 ifeq ($(HAVE_CUDA),1)
 LIB_SRCS += common/gpu/p2p_nccl.c $(GPU_BOOT)
-LIB_CUS  := common/gpu/reduce_kernels.cu
+LIB_CUS  := common/gpu/reduce_kernels.cu common/gpu/compute_kernels.cu
 ifeq ($(GPU_FAKE),1)
 LIB_SRCS += tests/gpu/fake_cuda.c
 LIB_CUS  :=

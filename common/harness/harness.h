@@ -122,6 +122,10 @@ const cl_opts *cl_run_opts(const cl_run *run);
 /* The value of a lab option (its fallback when not given; NULL without one). */
 const char *cl_opt(const cl_run *run, const char *name);
 
+/* A lab option as a size (cl_parse_size's forms); not given, the backend's default: sim
+ * on "sim", cpu on every other backend. */
+cl_result cl_opt_size(const cl_run *run, const char *name, size_t cpu, size_t sim, size_t *out);
+
 /* A size in nccl-tests' form ("8", "64K", "1M", "2G", powers of 1024).
  * CL_ERR_INVALID with a reason for anything else (negative, fractional, too large). */
 cl_result cl_parse_size(const char *text, size_t *out);

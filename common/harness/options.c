@@ -250,3 +250,13 @@ const char *cl_opt(const cl_run *run, const char *name)
             return run->lab_values[i];
     return NULL;
 }
+
+cl_result cl_opt_size(const cl_run *run, const char *name, size_t cpu, size_t sim, size_t *out)
+{
+    const char *v = cl_opt(run, name);
+    if (!v) {
+        *out = strcmp(run->o.backend, "sim") == 0 ? sim : cpu;
+        return CL_OK;
+    }
+    return cl_parse_size(v, out);
+}

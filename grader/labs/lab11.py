@@ -14,8 +14,9 @@ import math
 import random
 import statistics
 
-from gradelib import CheckFailed, Lab, expect, expect_close, perf_samples
+from gradelib import CheckFailed, Lab, expect, expect_close
 from gradelib.answers import check_answer, read_answers, score_answers
+from gradelib.overlap import check_summed, cpu_step_checks, run_gpu, score_step
 
 lab = Lab("lab11", title="SM 资源与计算通信重叠", program="lab11",
           student_files=["labs/lab11/lab11.c", "labs/lab11/answers.txt"])
@@ -157,10 +158,7 @@ def check_step(data, what):
         raise CheckFailed(f"{what}: a layer's kernel did not run to its end on "
                           f"{row['unfinished']} rank(s)", expected="every layer computed",
                           found="layers left")
-    if row["wrong"]:
-        raise CheckFailed(f"{what}: {row['wrong']} wrong gradient elements after your step "
-                          f"(an AllReduce started before its gradients existed?)",
-                          expected="the sum over the ranks, exactly", found="other values")
+    check_summed(row, what)
     slot = data["slot_bytes"]
     if row["largest_message"] > slot:
         raise CheckFailed(f"{what}: a message larger than a channel's slot",
@@ -170,7 +168,6 @@ def check_step(data, what):
 
 def score(ctx, data, high, low, name):
     row = data["rows"][0]
-    base = [max(k, a) for k, a in zip(row["kernels_s"], row["allreduce_s"])]
     ctx.metric("plan", {k: data[k] for k in ("plan_channels", "plan_bucket_bytes",
                                              "plan_parts")})
     ctx.metric("kernels_s", row["kernels_s"])
@@ -180,8 +177,7 @@ def score(ctx, data, high, low, name):
             f"{data['layers']} layers of {data['layer_us']:.1f} us, your plan: "
             f"{data['plan_channels']} channels, buckets of {data['plan_bucket_bytes']:.0f} B, "
             f"{data['plan_parts']} parts")
-    perf_samples(ctx, student=row["step_s"], baseline=base, higher_is_better=False, low=low,
-                 high=high, unit="s", name=name)
+    score_step(ctx, row, high, low, name)
 
 
 @lab.check("sim.step", "The step runs on a simulated DGX H100 (8 GPUs)", points=0,
@@ -235,32 +231,18 @@ def sim_answers(ctx):
                      possible)])
 
 
-@lab.check("cpu.step", "The step runs on 2 MPI ranks", points=0, backend="cpu", timeout=150)
-def cpu_step(ctx):
-    return ctx.run_lab("step", ["--repeats", "5"], ranks=2, backend="cpu")
-
-
-@lab.check("cpu.correct", "Every gradient summed, every kernel run (MPI)", points=10,
-           backend="cpu", parent="cpu.step")
-def cpu_correct(ctx, data):
-    check_step(data, "2 MPI ranks")
-
-
-@lab.check("cpu.perf", "Overlapped step <= 1.3 x max(kernels, AllReduce) (MPI)", points=10,
-           backend="cpu", kind="performance", parent="cpu.step")
-def cpu_perf(ctx, data):
+def cpu_score(ctx, data):
     score(ctx, data, CPU_HIGH, CPU_LOW, "overlapped step vs max(kernels, AllReduce)")
+
+
+cpu_step_checks(lab, check_step, cpu_score,
+                "Overlapped step <= 1.3 x max(kernels, AllReduce) (MPI)")
 
 
 @lab.check("gpu.overlap", "GPU: your plan with real kernels and ncclAllReduce", points=10,
            backend="gpu", kind="performance", needs={"gpus": 2}, timeout=300)
 def gpu_overlap(ctx):
-    ngpus = ctx.resources.get("gpus", 2)
-    data = ctx.run_lab("gpu", ["--repeats", "5"], ranks=ngpus, backend="gpu", timeout=240)
-    row = data["rows"][0]
-    expect("wrong elements (gradients and kernel outputs, checked on the GPUs)", row["wrong"], 0)
-    base = [max(k, a) for k, a in zip(row["kernels_s"], row["allreduce_s"])]
+    data = run_gpu(ctx, "wrong elements (gradients and kernel outputs, checked on the GPUs)")
     ctx.log(f"{data['sms']} SMs, your plan: {data['plan_channels']} channels, buckets of "
             f"{data['plan_bucket_bytes']:.0f} B")
-    perf_samples(ctx, student=row["step_s"], baseline=base, higher_is_better=False, low=LOW,
-                 high=HIGH, unit="s", name="overlapped step vs max(kernels, ncclAllReduce)")
+    score_step(ctx, data["rows"][0], HIGH, LOW, "overlapped step vs max(kernels, ncclAllReduce)")

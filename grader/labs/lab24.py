@@ -13,8 +13,9 @@ the whole step is in virtual time; on GPUs the chosen buckets run for real with 
 
 import random
 
-from gradelib import CheckFailed, Lab, expect, perf_samples, ramp
+from gradelib import CheckFailed, Lab, expect, ramp
 from gradelib.answers import check_answer, read_answers, score_answers
+from gradelib.overlap import check_summed, cpu_step_checks, run_gpu, score_step
 
 lab = Lab("lab24", title="计算通信重叠", program="lab24",
           student_files=["labs/lab24/lab24.c", "labs/lab24/answers.txt"])
@@ -116,10 +117,7 @@ def check_step(data, what):
         raise CheckFailed(f"{what}: the backward pass did not run to its end on "
                           f"{row['unfinished']} rank(s)", expected="every kernel run",
                           found="kernels left")
-    if row["wrong"]:
-        raise CheckFailed(f"{what}: {row['wrong']} wrong gradient elements after your step "
-                          f"(an AllReduce started before its gradients existed?)",
-                          expected="the sum over the ranks, exactly", found="other values")
+    check_summed(row, what)
     if not data["ddp_match"]:
         raise CheckFailed(f"{what}: your step's buckets are not DDP's for your caps "
                           f"({data['first_cap']:.0f}, {data['cap']:.0f}, last_small "
@@ -137,7 +135,6 @@ def sim_correct(ctx, runs):
 
 def score(ctx, data, high, low, name):
     row = data["rows"][0]
-    base = [max(k, a) for k, a in zip(row["kernels_s"], row["allreduce_s"])]
     ctx.metric("caps", {k: data[k] for k in ("first_cap", "cap", "last_small", "buckets")})
     ctx.metric("kernels_s", row["kernels_s"])
     ctx.metric("allreduce_s", row["allreduce_s"])
@@ -146,8 +143,7 @@ def score(ctx, data, high, low, name):
             f"GB/s, reductions {data['reduce_gbps']:.0f} GB/s, parts of {data['quantum_us']:.1f}"
             f" us; your caps: {data['first_cap']:.0f} / {data['cap']:.0f} B, last_small "
             f"{data['last_small']}: {data['buckets']} buckets")
-    perf_samples(ctx, student=row["step_s"], baseline=base, higher_is_better=False, low=low,
-                 high=high, unit="s", name=name)
+    score_step(ctx, row, high, low, name)
 
 
 @lab.check("sim.perf", "Overlapped step <= 1.1 x max(backward, AllReduce), 8 GPUs (simulated)",
@@ -238,32 +234,19 @@ def sim_answers(ctx):
         check_answer(ans, "ring_bottleneck_16", lambda v: v.lower() == "nic", "nic")])
 
 
-@lab.check("cpu.step", "The step runs on 2 MPI ranks", points=0, backend="cpu", timeout=150)
-def cpu_step(ctx):
-    return ctx.run_lab("step", ["--repeats", "5"], ranks=2, backend="cpu")
-
-
-@lab.check("cpu.correct", "Every gradient summed, every kernel run (MPI)", points=10,
-           backend="cpu", parent="cpu.step")
-def cpu_correct(ctx, data):
-    check_step(data, "2 MPI ranks")
-
-
-@lab.check("cpu.perf", "Overlapped step <= 1.4 x max(backward, AllReduce) (MPI)", points=10,
-           backend="cpu", kind="performance", parent="cpu.step")
-def cpu_perf(ctx, data):
+def cpu_score(ctx, data):
     score(ctx, data, CPU_HIGH, CPU_LOW, "overlapped step vs max(backward, AllReduce)")
+
+
+cpu_step_checks(lab, check_step, cpu_score,
+                "Overlapped step <= 1.4 x max(backward, AllReduce) (MPI)")
 
 
 @lab.check("gpu.overlap", "GPU: your buckets with real kernels and ncclAllReduce", points=10,
            backend="gpu", kind="performance", needs={"gpus": 2}, timeout=300)
 def gpu_overlap(ctx):
-    ngpus = ctx.resources.get("gpus", 2)
-    data = ctx.run_lab("gpu", ["--repeats", "5"], ranks=ngpus, backend="gpu", timeout=240)
-    row = data["rows"][0]
-    expect("wrong gradient elements (checked on the GPUs)", row["wrong"], 0)
-    base = [max(k, a) for k, a in zip(row["kernels_s"], row["allreduce_s"])]
+    data = run_gpu(ctx, "wrong gradient elements (checked on the GPUs)")
     ctx.log(f"your caps: {data['first_cap']:.0f} / {data['cap']:.0f} B, last_small "
             f"{data['last_small']}: {data['buckets']} buckets")
-    perf_samples(ctx, student=row["step_s"], baseline=base, higher_is_better=False, low=LOW,
-                 high=HIGH, unit="s", name="overlapped step vs max(backward, ncclAllReduce)")
+    score_step(ctx, data["rows"][0], HIGH, LOW,
+               "overlapped step vs max(backward, ncclAllReduce)")

@@ -19,7 +19,6 @@
  * as a GPU's copy engines and communication kernels do without the host.
  */
 #include <math.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,11 +82,9 @@ CL_STUDENT_ENTRIES({"model", model}, {"plan", plan}, {"step", step}, {"kernels",
 
 #else
 
-#include <mpi.h>
-
 #include "boundary/inspect.h"
 #include "harness/lab11_gpu.h"
-#include "p2p_sim.h"
+#include "harness/overlap.h"
 
 /* --- the modelled GPU ------------------------------------------------------------------------ */
 
@@ -120,20 +117,6 @@ static size_t layer_offset(const lab11_model *m, int l)
     return (size_t)(off / sizeof(float));
 }
 
-/* Keep the device busy for s seconds of this rank's clock. */
-static cl_result busy(cl_comm *c, double s)
-{
-    if (strcmp(cl_comm_backend(c), "sim") == 0)
-        return cl_sim_compute(c, s);
-    double end = cl_comm_time(c) + s;
-    while (cl_comm_time(c) < end) { /* MPI moves the posted transfers meanwhile */
-        int flag;
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-        sched_yield(); /* the modelled kernel runs on the GPU, not on this core */
-    }
-    return CL_OK;
-}
-
 static cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t bytes)
 {
     (void)run;
@@ -155,7 +138,7 @@ static cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t by
     k = k > sms - 1 ? sms - 1 : k;
     double s = d->m->layer_s[a->layer] / a->parts * sms / (sms - k);
     d->kernel_s += s, d->sm_s += s * k;
-    CL_CHECK(busy(c, s));
+    CL_CHECK(cl_overlap_busy_until(c, cl_comm_time(c) + s));
     d->last_end = cl_comm_time(c);
     if (++d->next_part < a->parts)
         return CL_OK;
@@ -240,17 +223,6 @@ static cl_result model_case(cl_case *c)
 /* --- the step -----------------------------------------------------------------------------------
  */
 
-/* A lab option as a size (nccl-tests' forms), or the backend's default. */
-static cl_result size_opt(cl_run *run, const char *name, size_t cpu, size_t sim, size_t *out)
-{
-    const char *v = cl_opt(run, name);
-    if (!v) {
-        *out = strcmp(cl_run_opts(run)->backend, "sim") == 0 ? sim : cpu;
-        return CL_OK;
-    }
-    return cl_parse_size(v, out);
-}
-
 /* One-way seconds of `bytes` between ranks 0 and 1 (the harness's own ping-pong),
  * the maximum over ranks, median of 5. */
 static cl_result one_way(cl_comm *c, void *buf, size_t bytes, double *out)
@@ -276,20 +248,6 @@ static cl_result one_way(cl_comm *c, void *buf, size_t bytes, double *out)
     return CL_OK;
 }
 
-/* The library's AllReduce of the gradients into result, timed. result is
- * twice the gradients: the second half is the library's scratch on "sim". */
-static cl_result library(cl_comm *c, float *grads, float *result, size_t count, double *s)
-{
-    cl_coll_args a = {.sendbuf = grads,
-                      .recvbuf = result,
-                      .count = count,
-                      .dtype = CL_FLOAT32,
-                      .op = CL_SUM,
-                      .scratch = result + count,
-                      .scratch_bytes = count * sizeof(float)};
-    return cl_library_coll_timed(c, CL_COLL_ALLREDUCE, &a, s);
-}
-
 /* The largest transfer of this rank's last call (its trace). */
 static size_t largest_message(const cl_comm *c)
 {
@@ -303,9 +261,10 @@ static size_t largest_message(const cl_comm *c)
 }
 
 /* The machine, the link as measured, and kernels sized to ratio x the library's AllReduce. */
-static cl_result build_model(cl_run *run, cl_comm *c, float *grads, float *result, size_t grad,
-                             size_t slot, lab11_model *m)
+static cl_result build_model(cl_run *run, cl_comm *c, const cl_overlap *o, size_t slot,
+                             lab11_model *m)
 {
+    size_t grad = o->count * sizeof(float);
     memset(m, 0, sizeof *m);
     m->ranks = cl_comm_size(c);
     m->sms = atoi(cl_opt(run, "sms"));
@@ -318,13 +277,13 @@ static cl_result build_model(cl_run *run, cl_comm *c, float *grads, float *resul
         return CL_ERR_INVALID;
     }
     double small, large, comm;
-    CL_CHECK(one_way(c, grads, 8, &small));
-    CL_CHECK(one_way(c, grads, slot, &large));
+    CL_CHECK(one_way(c, o->grads, 8, &small));
+    CL_CHECK(one_way(c, o->grads, slot, &large));
     m->alpha_s = small;
     m->link_Bps = (double)slot / fmax(large - small, 1e-9);
     m->slot_bytes = (double)slot;
-    CL_CHECK(library(c, grads, result, grad / sizeof(float), &comm)); /* warm-up */
-    CL_CHECK(library(c, grads, result, grad / sizeof(float), &comm));
+    CL_CHECK(cl_overlap_allreduce(c, o, &comm)); /* warm-up */
+    CL_CHECK(cl_overlap_allreduce(c, o, &comm));
     size_t per = grad / (size_t)m->layers / sizeof(float) * sizeof(float);
     for (int l = 0; l < m->layers; l++) {
         m->layer_bytes[l] = (double)(l == 0 ? grad - per * (size_t)(m->layers - 1) : per);
@@ -347,50 +306,38 @@ static cl_result same_plan(cl_comm *c, const lab11_plan *p)
     return CL_OK;
 }
 
-typedef struct sample {
-    double kernels_s, library_s, step_s, comm_sms;
+/* What a repeat of the step shows beside the overlap's sample. */
+typedef struct step_extra {
+    double comm_sms;
     double busy_s, compute_end_s; /* kernel time in the step; when its last kernel ended */
-    double wrong, unfinished, largest;
-} sample;
+    double unfinished, largest;
+} step_extra;
 
 /* One repeat: the kernels alone, the library's AllReduce alone, your step. */
-static cl_result repeat(cl_run *run, cl_comm *c, step_args *a, float *result, size_t count,
-                        sample *s)
+static cl_result repeat(cl_run *run, cl_comm *c, const cl_overlap *o, step_args *a,
+                        cl_overlap_sample *s, step_extra *x)
 {
     int r = cl_comm_rank(c), sim = strcmp(cl_comm_backend(c), "sim") == 0;
     uint64_t seed;
-    cl_call_result res;
-    device_reset(r, &a->m, a->grads, 0, 0);
-    CL_CHECK(cl_barrier(c));
-    CL_CHECK(cl_student_run(c, "kernels", a, sizeof *a, CL_ALLOW_LAB, &res));
-    if (res.status != CL_OK)
-        return res.status;
-    s->kernels_s = res.seconds;
-    CL_CHECK(cl_agree_max(c, &s->kernels_s, 1));
-    CL_CHECK(library(c, a->grads, result, count, &s->library_s));
+    double seconds;
+    size_t wrong;
+    device_reset(r, &a->m, o->grads, 0, 0);
+    CL_CHECK(cl_overlap_alone(c, o, s));
     CL_CHECK(cl_fresh_seed(run, c, &seed));
     if (sim) /* the kernels write the gradients; until then they are garbage */
-        CL_CHECK(cl_poison(c, a->grads, count * sizeof(float), CL_FLOAT32));
+        CL_CHECK(cl_poison(c, o->grads, o->count * sizeof(float), CL_FLOAT32));
     else
-        CL_CHECK(cl_fill(c, a->grads, count, CL_FLOAT32, CL_SUM, seed, r, 0));
-    device_reset(r, &a->m, a->grads, sim, seed);
-    CL_CHECK(cl_barrier(c));
-    dev[r].start = cl_comm_time(c);
-    CL_CHECK(cl_student_run(c, "step", a, sizeof *a, CL_ALLOW_P2P | CL_ALLOW_LOCAL | CL_ALLOW_LAB,
-                            &res));
-    if (res.status != CL_OK)
-        return res.status;
-    size_t wrong = 0;
-    CL_CHECK(cl_count_wrong(c, a->grads, count, CL_FLOAT32, CL_SUM, seed, 0, cl_comm_size(c), 0,
-                            &wrong));
-    double t[4] = {res.seconds, dev[r].kernel_s > 0 ? dev[r].sm_s / dev[r].kernel_s : 0,
+        CL_CHECK(cl_fill(c, o->grads, o->count, CL_FLOAT32, CL_SUM, seed, r, 0));
+    device_reset(r, &a->m, o->grads, sim, seed);
+    CL_CHECK(cl_overlap_step(c, o, seed, &dev[r].start, &seconds, &wrong));
+    double t[4] = {seconds, dev[r].kernel_s > 0 ? dev[r].sm_s / dev[r].kernel_s : 0,
                    dev[r].kernel_s, dev[r].last_end - dev[r].start};
     double v[3] = {(double)wrong, dev[r].next_layer >= 0, (double)largest_message(c)};
     CL_CHECK(cl_agree_max(c, t, 4));
     CL_CHECK(cl_agree_max(c, v + 2, 1));
     CL_CHECK(cl_agree_sum(c, v, 2));
-    s->step_s = t[0], s->comm_sms = t[1], s->busy_s = t[2], s->compute_end_s = t[3];
-    s->wrong = v[0], s->unfinished = v[1], s->largest = v[2];
+    s->step_s = t[0], x->comm_sms = t[1], x->busy_s = t[2], x->compute_end_s = t[3];
+    s->wrong = v[0], x->unfinished = v[1], x->largest = v[2];
     return CL_OK;
 }
 
@@ -398,16 +345,15 @@ static cl_result step_mode(cl_run *run, cl_comm *c)
 {
     step_args a;
     size_t grad, slot;
-    int reps = cl_run_opts(run)->repeats > 16 ? 16 : cl_run_opts(run)->repeats;
-    CL_CHECK(size_opt(run, "grad", (size_t)32 << 20, (size_t)256 << 20, &grad));
-    CL_CHECK(size_opt(run, "slot", (size_t)4 << 20, (size_t)512 << 10, &slot));
-    grad = grad / sizeof(float) * sizeof(float);
-    float *result = NULL;
+    int reps = cl_overlap_repeats(run);
+    CL_CHECK(cl_opt_size(run, "grad", (size_t)32 << 20, (size_t)256 << 20, &grad));
+    CL_CHECK(cl_opt_size(run, "slot", (size_t)4 << 20, (size_t)512 << 10, &slot));
+    cl_overlap o = {.args = &a, .args_bytes = sizeof a};
     cl_result rc = CL_OK;
     memset(&a, 0, sizeof a);
-    CL_TRY(cl_mem_alloc(c, grad, (void **)&a.grads));
-    CL_TRY(cl_mem_alloc(c, 2 * grad, (void **)&result));
-    CL_TRY(build_model(run, c, a.grads, result, grad, slot, &a.m));
+    CL_TRY(cl_overlap_alloc(c, &o, grad / sizeof(float)));
+    a.grads = o.grads;
+    CL_TRY(build_model(run, c, &o, slot, &a.m));
     cl_call_result res;
     CL_TRY(cl_student_run(c, "plan", &a, sizeof a, 0, &res));
     CL_TRY(res.status);
@@ -422,7 +368,7 @@ static cl_result step_mode(cl_run *run, cl_comm *c)
     CL_TRY(cl_mem_alloc(c, (size_t)a.p.channels * slot, (void **)&a.scratch));
     cl_report_int(run, "layers", a.m.layers);
     cl_report_int(run, "sms", a.m.sms);
-    cl_report_num(run, "grad_bytes", (double)grad);
+    cl_report_num(run, "grad_bytes", (double)(o.count * sizeof(float)));
     cl_report_num(run, "slot_bytes", a.m.slot_bytes);
     cl_report_num(run, "alpha_us", a.m.alpha_s * 1e6);
     cl_report_num(run, "link_gbps", a.m.link_Bps / 1e9);
@@ -430,35 +376,29 @@ static cl_result step_mode(cl_run *run, cl_comm *c)
     cl_report_int(run, "plan_channels", a.p.channels);
     cl_report_num(run, "plan_bucket_bytes", a.p.bucket_bytes);
     cl_report_int(run, "plan_parts", a.p.parts);
-    sample s[16];
+    cl_overlap_sample s[CL_OVERLAP_MAX_SAMPLES];
+    step_extra x[CL_OVERLAP_MAX_SAMPLES];
     for (int i = 0; i < reps; i++)
-        CL_TRY(repeat(run, c, &a, result, grad / sizeof(float), &s[i]));
-    double k[16], l[16], st[16], busy_s[16], end[16], sms = 0, wrong = 0, unfinished = 0,
-                                                      largest = 0;
+        CL_TRY(repeat(run, c, &o, &a, &s[i], &x[i]));
+    double busy_s[CL_OVERLAP_MAX_SAMPLES], end[CL_OVERLAP_MAX_SAMPLES];
+    double sms = 0, unfinished = 0, largest = 0;
     for (int i = 0; i < reps; i++) {
-        k[i] = s[i].kernels_s, l[i] = s[i].library_s, st[i] = s[i].step_s;
-        busy_s[i] = s[i].busy_s, end[i] = s[i].compute_end_s;
-        sms = fmax(sms, s[i].comm_sms), wrong += s[i].wrong, unfinished += s[i].unfinished;
-        largest = fmax(largest, s[i].largest);
+        busy_s[i] = x[i].busy_s, end[i] = x[i].compute_end_s;
+        sms = fmax(sms, x[i].comm_sms), unfinished += x[i].unfinished;
+        largest = fmax(largest, x[i].largest);
     }
-    cl_row *row = cl_row_begin(run, c);
-    cl_col_nums(row, "kernels_s", k, (size_t)reps, "%.6f");
-    cl_col_nums(row, "allreduce_s", l, (size_t)reps, "%.6f");
-    cl_col_nums(row, "step_s", st, (size_t)reps, "%.6f");
+    cl_row *row = cl_overlap_row(run, c, s, reps);
     cl_col_nums(row, "step_kernels_s", busy_s, (size_t)reps, "%.6f");
     cl_col_nums(row, "last_kernel_end_s", end, (size_t)reps, "%.6f");
     cl_col_num(row, "comm_sms", sms, "%.2f");
-    cl_col_int(row, "wrong", (long long)wrong);
+    cl_col_int(row, "wrong", cl_overlap_wrong(s, reps));
     cl_col_int(row, "unfinished", (long long)unfinished);
     cl_col_int(row, "largest_message", (long long)largest);
     cl_row_end(row);
 done:
     if (a.scratch)
         cl_mem_free(c, a.scratch);
-    if (result)
-        cl_mem_free(c, result);
-    if (a.grads)
-        cl_mem_free(c, a.grads);
+    cl_overlap_free(c, &o);
     return rc;
 }
 
@@ -468,15 +408,14 @@ static cl_result gpu_mode(cl_run *run, cl_comm *c)
 {
     step_args a;
     size_t grad;
-    int reps = cl_run_opts(run)->repeats > 16 ? 16 : cl_run_opts(run)->repeats;
-    CL_CHECK(size_opt(run, "grad", (size_t)256 << 20, (size_t)256 << 20, &grad));
-    grad = grad / sizeof(float) * sizeof(float);
-    float *result = NULL;
+    int reps = cl_overlap_repeats(run);
+    CL_CHECK(cl_opt_size(run, "grad", (size_t)256 << 20, (size_t)256 << 20, &grad));
+    cl_overlap o = {.args = &a, .args_bytes = sizeof a};
     cl_result rc = CL_OK;
     memset(&a, 0, sizeof a);
-    CL_TRY(cl_mem_alloc(c, grad, (void **)&a.grads));
-    CL_TRY(cl_mem_alloc(c, 2 * grad, (void **)&result));
-    CL_TRY(build_model(run, c, a.grads, result, grad, (size_t)512 << 10, &a.m));
+    CL_TRY(cl_overlap_alloc(c, &o, grad / sizeof(float)));
+    a.grads = o.grads;
+    CL_TRY(build_model(run, c, &o, (size_t)512 << 10, &a.m));
     CL_TRY(lab11_gpu_sms(&a.m.sms));
     a.m.max_channels = a.m.sms / 4 < LAB11_MAX_CHANNELS ? a.m.sms / 4 : LAB11_MAX_CHANNELS;
     cl_call_result res;
@@ -492,24 +431,11 @@ static cl_result gpu_mode(cl_run *run, cl_comm *c)
     cl_report_int(run, "sms", a.m.sms);
     cl_report_int(run, "plan_channels", a.p.channels);
     cl_report_num(run, "plan_bucket_bytes", a.p.bucket_bytes);
-    lab11_gpu_sample s[16];
+    cl_overlap_sample s[CL_OVERLAP_MAX_SAMPLES];
     CL_TRY(lab11_gpu_steps(c, &a.m, &a.p, reps, s));
-    double k[16], l[16], st[16], wrong = 0;
-    for (int i = 0; i < reps; i++) {
-        k[i] = s[i].kernels_s, l[i] = s[i].allreduce_s, st[i] = s[i].step_s;
-        wrong += s[i].wrong_sum + s[i].wrong_out;
-    }
-    cl_row *row = cl_row_begin(run, c);
-    cl_col_nums(row, "kernels_s", k, (size_t)reps, "%.6f");
-    cl_col_nums(row, "allreduce_s", l, (size_t)reps, "%.6f");
-    cl_col_nums(row, "step_s", st, (size_t)reps, "%.6f");
-    cl_col_int(row, "wrong", (long long)wrong);
-    cl_row_end(row);
+    cl_overlap_gpu_row(run, c, s, reps);
 done:
-    if (result)
-        cl_mem_free(c, result);
-    if (a.grads)
-        cl_mem_free(c, a.grads);
+    cl_overlap_free(c, &o);
     return rc;
 }
 

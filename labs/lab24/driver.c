@@ -17,7 +17,6 @@
  * GPU computes while its copy engines and communication kernels move data.
  */
 #include <math.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,10 +95,8 @@ CL_STUDENT_ENTRIES({"plan", plan}, {"assign", assign}, {"step", step}, {"kernels
 
 #else
 
-#include <mpi.h>
-
+#include "harness/overlap.h"
 #include "harness_lab24.h"
-#include "p2p_sim.h"
 
 /* --- the backward pass ------------------------------------------------------------------------ */
 
@@ -118,19 +115,6 @@ typedef struct device {
 static device dev[MAX_RANKS];
 
 static int on_sim(const cl_comm *c) { return strcmp(cl_comm_backend(c), "sim") == 0; }
-
-/* Keep the modelled GPU busy until `end` on this rank's clock. */
-static cl_result busy_until(cl_comm *c, double end)
-{
-    if (on_sim(c))
-        return cl_sim_compute(c, fmax(0, end - cl_comm_time(c)));
-    while (cl_comm_time(c) < end) { /* MPI moves the posted transfers meanwhile */
-        int flag;
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-        sched_yield(); /* the modelled kernel runs on the GPU, not on this core */
-    }
-    return CL_OK;
-}
 
 static cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t bytes)
 {
@@ -155,7 +139,7 @@ static cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t by
             size_t o = d->off[k->ready[i]];
             memcpy(d->grads + o, d->stage + o, (size_t)d->net->bytes[k->ready[i]]);
         }
-    CL_CHECK(busy_until(c, end));
+    CL_CHECK(cl_overlap_busy_until(c, end));
     d->last_end = cl_comm_time(c);
     d->parts_left--;
     if (!last) {
@@ -260,17 +244,6 @@ static cl_result assign_case(cl_case *c)
 /* --- the step ----------------------------------------------------------------------------------
  */
 
-/* A lab option as a size (nccl-tests' forms), or the backend's default. */
-static cl_result size_opt(cl_run *run, const char *name, size_t cpu, size_t sim, size_t *out)
-{
-    const char *v = cl_opt(run, name);
-    if (!v) {
-        *out = strcmp(cl_run_opts(run)->backend, "sim") == 0 ? sim : cpu;
-        return CL_OK;
-    }
-    return cl_parse_size(v, out);
-}
-
 /* A lab option as a number, or the backend's default. */
 static double num_opt(cl_run *run, const char *name, double cpu, double sim)
 {
@@ -312,20 +285,6 @@ static cl_result reduce_time(cl_comm *c, float *buf, size_t count, double *out)
     }
     *out = cl_median(t, 5);
     return CL_OK;
-}
-
-/* The library's AllReduce of the gradients into result, timed. result is twice the
- * gradients: the second half is the library's scratch on "sim". */
-static cl_result library(cl_comm *c, float *grads, float *result, size_t count, double *s)
-{
-    cl_coll_args a = {.sendbuf = grads,
-                      .recvbuf = result,
-                      .count = count,
-                      .dtype = CL_FLOAT32,
-                      .op = CL_SUM,
-                      .scratch = result + count,
-                      .scratch_bytes = count * sizeof(float)};
-    return cl_library_coll_timed(c, CL_COLL_ALLREDUCE, &a, s);
 }
 
 /* --cap, --first-cap, --last-small: caps to try instead of your choice. */
@@ -381,7 +340,7 @@ static cl_result build_model(cl_run *run, cl_comm *c, const lab24_net *net, floa
     m->compute_s = net->compute_s;
     m->quantum_s = net->quantum_s;
     size_t probe;
-    CL_CHECK(size_opt(run, "probe", (size_t)4 << 20, (size_t)4 << 20, &probe));
+    CL_CHECK(cl_opt_size(run, "probe", (size_t)4 << 20, (size_t)4 << 20, &probe));
     if (2 * probe > (size_t)net->total_bytes) {
         cl_set_error("--probe %zu: at most half the gradients' %.0f bytes", probe,
                      net->total_bytes);
@@ -397,48 +356,35 @@ static cl_result build_model(cl_run *run, cl_comm *c, const lab24_net *net, floa
     return CL_OK;
 }
 
-typedef struct sample {
-    double kernels_s, library_s, step_s, end_s;
-    double wrong, unfinished;
-} sample;
+/* What a repeat of the step shows beside the overlap's sample. */
+typedef struct step_extra {
+    double end_s, unfinished;
+} step_extra;
 
 /* One repeat: the backward pass alone, the library's AllReduce alone, your step. */
-static cl_result repeat(cl_run *run, cl_comm *c, const lab24_net *net, step_args *a,
-                        const size_t *off, float *result, float *stage, size_t count, sample *s)
+static cl_result repeat(cl_run *run, cl_comm *c, const lab24_net *net, const cl_overlap *o,
+                        const size_t *off, float *stage, cl_overlap_sample *s, step_extra *x)
 {
     int r = cl_comm_rank(c), sim = on_sim(c);
     uint64_t seed;
-    cl_call_result res;
+    double start, seconds;
+    size_t wrong, count = o->count;
     CL_CHECK(cl_fresh_seed(run, c, &seed));
     if (!sim) /* what the kernels will write, made ahead of time */
         CL_CHECK(cl_data_fill(stage, 0, count, CL_FLOAT32, CL_SUM, r, seed));
-    device_reset(r, net, a->grads, off, stage, seed);
-    CL_CHECK(cl_barrier(c));
-    CL_CHECK(cl_student_run(c, "kernels", a, sizeof *a, CL_ALLOW_LAB, &res));
-    if (res.status != CL_OK)
-        return res.status;
-    s->kernels_s = res.seconds;
-    CL_CHECK(cl_agree_max(c, &s->kernels_s, 1));
-    CL_CHECK(library(c, a->grads, result, count, &s->library_s));
+    device_reset(r, net, o->grads, off, stage, seed);
+    CL_CHECK(cl_overlap_alone(c, o, s));
     CL_CHECK(cl_fresh_seed(run, c, &seed));
     if (!sim)
         CL_CHECK(cl_data_fill(stage, 0, count, CL_FLOAT32, CL_SUM, r, seed));
-    CL_CHECK(cl_poison(c, a->grads, count * sizeof(float), CL_FLOAT32));
-    device_reset(r, net, a->grads, off, stage, seed);
-    CL_CHECK(cl_barrier(c));
-    double start = cl_comm_time(c);
-    CL_CHECK(cl_student_run(c, "step", a, sizeof *a, CL_ALLOW_P2P | CL_ALLOW_LOCAL | CL_ALLOW_LAB,
-                            &res));
-    if (res.status != CL_OK)
-        return res.status;
-    size_t wrong = 0;
-    CL_CHECK(cl_count_wrong(c, a->grads, count, CL_FLOAT32, CL_SUM, seed, 0, cl_comm_size(c), 0,
-                            &wrong));
-    double t[2] = {res.seconds, dev[r].last_end - start};
+    CL_CHECK(cl_poison(c, o->grads, count * sizeof(float), CL_FLOAT32));
+    device_reset(r, net, o->grads, off, stage, seed);
+    CL_CHECK(cl_overlap_step(c, o, seed, &start, &seconds, &wrong));
+    double t[2] = {seconds, dev[r].last_end - start};
     double v[2] = {(double)wrong, dev[r].next_kernel < net->kernels};
     CL_CHECK(cl_agree_max(c, t, 2));
     CL_CHECK(cl_agree_sum(c, v, 2));
-    s->step_s = t[0], s->end_s = t[1], s->wrong = v[0], s->unfinished = v[1];
+    s->step_s = t[0], x->end_s = t[1], s->wrong = v[0], x->unfinished = v[1];
     return CL_OK;
 }
 
@@ -468,24 +414,25 @@ static cl_result step_rank(cl_run *run, cl_comm *c, step_state *st)
     lab24_net *n = &st->net;
     step_args *a = &st->a;
     plan_args *p = &st->p;
-    int reps = cl_run_opts(run)->repeats > 16 ? 16 : cl_run_opts(run)->repeats;
+    int reps = cl_overlap_repeats(run);
     int layers = (int)num_opt(run, "layers", 8, 16), hidden = (int)num_opt(run, "hidden", 256, 512);
     double ratio = num_opt(run, "ratio", 2.5, 2.5);
     double quantum = num_opt(run, "quantum", 500e-6, 10e-6);
     CL_CHECK(lab24_net_build(n, layers, hidden, quantum));
     size_t count = (size_t)(n->total_bytes / sizeof(float));
-    float *result = NULL, *stage = NULL;
+    cl_overlap o = {.args = a, .args_bytes = sizeof *a};
+    float *stage = NULL;
     cl_result rc = CL_OK;
-    CL_TRY(cl_mem_alloc(c, count * sizeof(float), (void **)&a->grads));
-    CL_TRY(cl_mem_alloc(c, 2 * count * sizeof(float), (void **)&result));
+    CL_TRY(cl_overlap_alloc(c, &o, count));
+    a->grads = o.grads;
     if (!on_sim(c) && !(stage = malloc(count * sizeof(float)))) {
         rc = CL_ERR_NOMEM;
         goto done;
     }
     double comm[3];
-    CL_TRY(library(c, a->grads, result, count, &comm[0])); /* warm-up */
+    CL_TRY(cl_overlap_allreduce(c, &o, &comm[0])); /* warm-up */
     for (int i = 0; i < 3; i++)
-        CL_TRY(library(c, a->grads, result, count, &comm[i]));
+        CL_TRY(cl_overlap_allreduce(c, &o, &comm[i]));
     CL_TRY(lab24_net_scale(n, ratio * cl_median(comm, 3)));
     CL_TRY(build_model(run, c, n, a->grads, &p->m));
     CL_TRY(forced_caps(run, p));
@@ -514,30 +461,23 @@ static cl_result step_rank(cl_run *run, cl_comm *c, step_state *st)
     cl_report_int(run, "last_small", p->caps.last_small);
     cl_report_int(run, "buckets", p->b.n);
     cl_report_int(run, "ddp_match", lab24_buckets_equal(&st->ddp, &p->b, n->params));
-    sample s[16];
+    cl_overlap_sample s[CL_OVERLAP_MAX_SAMPLES];
+    step_extra x[CL_OVERLAP_MAX_SAMPLES];
     for (int i = 0; i < reps; i++)
-        CL_TRY(repeat(run, c, n, a, st->off, result, stage, count, &s[i]));
-    double k[16], l[16], steps[16], end[16], wrong = 0, unfinished = 0;
-    for (int i = 0; i < reps; i++) {
-        k[i] = s[i].kernels_s, l[i] = s[i].library_s, steps[i] = s[i].step_s, end[i] = s[i].end_s;
-        wrong += s[i].wrong, unfinished += s[i].unfinished;
-    }
-    cl_row *row = cl_row_begin(run, c);
-    cl_col_nums(row, "kernels_s", k, (size_t)reps, "%.6f");
-    cl_col_nums(row, "allreduce_s", l, (size_t)reps, "%.6f");
-    cl_col_nums(row, "step_s", steps, (size_t)reps, "%.6f");
+        CL_TRY(repeat(run, c, n, &o, st->off, stage, &s[i], &x[i]));
+    double end[CL_OVERLAP_MAX_SAMPLES], unfinished = 0;
+    for (int i = 0; i < reps; i++)
+        end[i] = x[i].end_s, unfinished += x[i].unfinished;
+    cl_row *row = cl_overlap_row(run, c, s, reps);
     cl_col_nums(row, "last_kernel_end_s", end, (size_t)reps, "%.6f");
-    cl_col_int(row, "wrong", (long long)wrong);
+    cl_col_int(row, "wrong", cl_overlap_wrong(s, reps));
     cl_col_int(row, "unfinished", (long long)unfinished);
     cl_row_end(row);
 done:
     free(stage);
     if (a->scratch)
         cl_mem_free(c, a->scratch);
-    if (result)
-        cl_mem_free(c, result);
-    if (a->grads)
-        cl_mem_free(c, a->grads);
+    cl_overlap_free(c, &o);
     return rc;
 }
 
@@ -547,22 +487,20 @@ static cl_result gpu_mode(cl_run *run, cl_comm *c)
 {
     static lab24_net net;
     static plan_args p;
-    int reps = cl_run_opts(run)->repeats > 16 ? 16 : cl_run_opts(run)->repeats;
+    int reps = cl_overlap_repeats(run);
     int layers = (int)num_opt(run, "layers", 16, 16),
         hidden = (int)num_opt(run, "hidden", 1024, 1024);
     double ratio = num_opt(run, "ratio", 2.5, 2.5);
     CL_CHECK(lab24_net_build(&net, layers, hidden, 0));
-    size_t count = (size_t)(net.total_bytes / sizeof(float));
-    float *grads = NULL, *result = NULL;
+    cl_overlap o = {0};
     cl_result rc = CL_OK;
-    CL_TRY(cl_mem_alloc(c, count * sizeof(float), (void **)&grads));
-    CL_TRY(cl_mem_alloc(c, 2 * count * sizeof(float), (void **)&result));
+    CL_TRY(cl_overlap_alloc(c, &o, (size_t)(net.total_bytes / sizeof(float))));
     double comm;
-    CL_TRY(library(c, grads, result, count, &comm)); /* warm-up */
-    CL_TRY(library(c, grads, result, count, &comm));
+    CL_TRY(cl_overlap_allreduce(c, &o, &comm)); /* warm-up */
+    CL_TRY(cl_overlap_allreduce(c, &o, &comm));
     CL_TRY(lab24_net_scale(&net, ratio * comm));
     memset(&p, 0, sizeof p);
-    CL_TRY(build_model(run, c, &net, grads, &p.m));
+    CL_TRY(build_model(run, c, &net, o.grads, &p.m));
     p.m.quantum_s = 0; /* on a GPU, NCCL moves on by itself */
     cl_call_result res;
     CL_TRY(cl_student_run(c, "plan", &p, sizeof p, 0, &res));
@@ -574,24 +512,11 @@ static cl_result gpu_mode(cl_run *run, cl_comm *c)
     cl_report_num(run, "cap", p.caps.cap);
     cl_report_int(run, "last_small", p.caps.last_small);
     cl_report_int(run, "buckets", p.b.n);
-    lab24_gpu_sample s[16];
+    cl_overlap_sample s[CL_OVERLAP_MAX_SAMPLES];
     CL_TRY(lab24_gpu_steps(c, &net, &p.b, reps, s));
-    double k[16], l[16], st[16], wrong = 0;
-    for (int i = 0; i < reps; i++) {
-        k[i] = s[i].kernels_s, l[i] = s[i].allreduce_s, st[i] = s[i].step_s;
-        wrong += s[i].wrong;
-    }
-    cl_row *row = cl_row_begin(run, c);
-    cl_col_nums(row, "kernels_s", k, (size_t)reps, "%.6f");
-    cl_col_nums(row, "allreduce_s", l, (size_t)reps, "%.6f");
-    cl_col_nums(row, "step_s", st, (size_t)reps, "%.6f");
-    cl_col_int(row, "wrong", (long long)wrong);
-    cl_row_end(row);
+    cl_overlap_gpu_row(run, c, s, reps);
 done:
-    if (result)
-        cl_mem_free(c, result);
-    if (grads)
-        cl_mem_free(c, grads);
+    cl_overlap_free(c, &o);
     return rc;
 }
 

@@ -14,7 +14,7 @@
 #ifndef CL_HAVE_CUDA
 
 cl_result lab24_gpu_steps(cl_comm *c, const lab24_net *n, const lab24_buckets *b, int reps,
-                          lab24_gpu_sample *out)
+                          cl_overlap_sample *out)
 {
     (void)c, (void)n, (void)b, (void)reps, (void)out;
     cl_set_error("this build has no CUDA/NCCL");
@@ -26,9 +26,9 @@ cl_result lab24_gpu_steps(cl_comm *c, const lab24_net *n, const lab24_buckets *b
 #include <string.h>
 #include <time.h>
 
+#include "gpu/compute_kernels.h"
 #include "gpu/gpu.h"
 #include "gpu/gpu_check.h"
-#include "lab24_kernels.h"
 
 #define OUT_FLOATS ((size_t)1 << 20) /* what each stand-in kernel writes */
 
@@ -57,13 +57,13 @@ static cl_result slowest(cl_comm *c, double *t) { return cl_agree_max(c, t, 1); 
 static cl_result kernel(gpu_run *g, const lab24_net *n, int i)
 {
     const lab24_kernel *k = &n->kernel[i];
-    CL_CUDA_CHECK((cudaError_t)lab24_kernel_compute(g->out, OUT_FLOATS, g->work[i], (uint64_t)i + 1,
-                                                    g->blocks, g->compute));
+    CL_CUDA_CHECK((cudaError_t)cl_gpu_compute_launch(g->out, OUT_FLOATS, g->work[i],
+                                                     (uint64_t)i + 1, g->blocks, g->compute));
     for (int j = 0; j < k->nready; j++) {
         int p = k->ready[j];
-        CL_CUDA_CHECK((cudaError_t)lab24_kernel_fill(g->grads + g->off[p],
-                                                     (size_t)(n->bytes[p] / sizeof(float)),
-                                                     (float)(g->rank + 1), g->compute));
+        CL_CUDA_CHECK((cudaError_t)cl_gpu_fill_launch(g->grads + g->off[p],
+                                                      (size_t)(n->bytes[p] / sizeof(float)),
+                                                      (float)(g->rank + 1), g->compute));
     }
     return CL_OK;
 }
@@ -76,8 +76,8 @@ static cl_result size_kernels(cl_comm *c, gpu_run *g, const lab24_net *n)
     for (int i = 0; i < 3; i++) {
         CL_CUDA_CHECK(cudaStreamSynchronize(g->compute));
         double t0 = now();
-        CL_CUDA_CHECK(
-            (cudaError_t)lab24_kernel_compute(g->out, OUT_FLOATS, probe, 1, g->blocks, g->compute));
+        CL_CUDA_CHECK((cudaError_t)cl_gpu_compute_launch(g->out, OUT_FLOATS, probe, 1, g->blocks,
+                                                         g->compute));
         CL_CUDA_CHECK(cudaStreamSynchronize(g->compute));
         t = now() - t0;
     }
@@ -90,7 +90,7 @@ static cl_result size_kernels(cl_comm *c, gpu_run *g, const lab24_net *n)
 }
 
 static cl_result sample(cl_comm *c, gpu_run *g, const lab24_net *n, const lab24_buckets *b,
-                        lab24_gpu_sample *s)
+                        cl_overlap_sample *s)
 {
     float sum = (float)g->size * (g->size + 1) / 2;
     /* the kernels alone */
@@ -133,7 +133,7 @@ static cl_result sample(cl_comm *c, gpu_run *g, const lab24_net *n, const lab24_
     /* checked on the device */
     unsigned long long wrong = 0;
     CL_CUDA_CHECK(cudaMemsetAsync(g->wrong, 0, sizeof *g->wrong, g->comm));
-    CL_CUDA_CHECK((cudaError_t)lab24_kernel_count_ne(g->grads, g->count, sum, g->wrong, g->comm));
+    CL_CUDA_CHECK((cudaError_t)cl_gpu_count_ne_launch(g->grads, g->count, sum, g->wrong, g->comm));
     CL_CUDA_CHECK(cudaMemcpyAsync(&wrong, g->wrong, sizeof wrong, cudaMemcpyDeviceToHost, g->comm));
     CL_CUDA_CHECK(cudaStreamSynchronize(g->comm));
     s->wrong = (double)wrong;
@@ -192,7 +192,7 @@ static void teardown(gpu_run *g, const lab24_buckets *b)
 }
 
 cl_result lab24_gpu_steps(cl_comm *c, const lab24_net *n, const lab24_buckets *b, int reps,
-                          lab24_gpu_sample *out)
+                          cl_overlap_sample *out)
 {
     static gpu_run g;
     memset(&g, 0, sizeof g);

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "harness/overlap.h"
 #include "lab24.h"
 
 #define LAB24_MAX_KERNELS 512
@@ -58,11 +59,6 @@ void lab24_layout(const lab24_net *n, const lab24_buckets *b, size_t *off, size_
 
 /* --- real GPUs (harness_gpu.c) ------------------------------------------------------------- */
 
-typedef struct lab24_gpu_sample {
-    double kernels_s, allreduce_s, step_s; /* the slowest rank's */
-    double wrong;                          /* wrong gradient elements, summed over ranks */
-} lab24_gpu_sample;
-
 /* reps samples of: the kernels alone; NCCL's AllReduce of every gradient alone; the
  * step with buckets b: each kernel on a stream of the lowest priority writing its
  * gradients into the flat buffer, each bucket's ncclAllReduce on a stream of the
@@ -70,6 +66,6 @@ typedef struct lab24_gpu_sample {
  * the net's times; gradients are checked on the device. CL_ERR_UNSUPPORTED without
  * CUDA. */
 cl_result lab24_gpu_steps(cl_comm *c, const lab24_net *n, const lab24_buckets *b, int reps,
-                          lab24_gpu_sample *out);
+                          cl_overlap_sample *out);
 
 #endif /* COMMLAB_HARNESS_LAB24_H */

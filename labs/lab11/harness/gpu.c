@@ -21,7 +21,7 @@ cl_result lab11_gpu_sms(int *sms)
 }
 
 cl_result lab11_gpu_steps(cl_comm *c, const lab11_model *m, const lab11_plan *p, int reps,
-                          lab11_gpu_sample *out)
+                          cl_overlap_sample *out)
 {
     (void)c, (void)m, (void)p, (void)reps, (void)out;
     cl_set_error("this build has no CUDA/NCCL");
@@ -33,8 +33,8 @@ cl_result lab11_gpu_steps(cl_comm *c, const lab11_model *m, const lab11_plan *p,
 #include <mpi.h>
 #include <string.h>
 
+#include "gpu/compute_kernels.h"
 #include "gpu/gpu_check.h"
-#include "lab11_kernels.h"
 
 #define OUT_PER_LAYER ((size_t)1 << 20) /* floats each kernel writes */
 
@@ -83,8 +83,8 @@ static double now(void) { return MPI_Wtime(); }
 /* Launch layer l's kernel on the compute stream. */
 static cl_result kernel(gpu_run *g, int l)
 {
-    int e = lab11_kernel_compute(g->out + (size_t)l * OUT_PER_LAYER, OUT_PER_LAYER, g->work[l],
-                                 (uint64_t)l + 1, g->blocks, g->compute);
+    int e = cl_gpu_compute_launch(g->out + (size_t)l * OUT_PER_LAYER, OUT_PER_LAYER, g->work[l],
+                                  (uint64_t)l + 1, g->blocks, g->compute);
     CL_CUDA_CHECK((cudaError_t)e);
     return CL_OK;
 }
@@ -97,8 +97,8 @@ static cl_result size_kernels(gpu_run *g, const lab11_model *m)
     for (int i = 0; i < 3; i++) {
         CL_CUDA_CHECK(cudaDeviceSynchronize());
         double t0 = now();
-        CL_CUDA_CHECK((cudaError_t)lab11_kernel_compute(g->out, OUT_PER_LAYER, probe, 1, g->blocks,
-                                                        g->compute));
+        CL_CUDA_CHECK((cudaError_t)cl_gpu_compute_launch(g->out, OUT_PER_LAYER, probe, 1, g->blocks,
+                                                         g->compute));
         CL_CUDA_CHECK(cudaStreamSynchronize(g->compute));
         t = now() - t0;
     }
@@ -110,7 +110,7 @@ static cl_result size_kernels(gpu_run *g, const lab11_model *m)
     return CL_OK;
 }
 
-static cl_result sample(gpu_run *g, const lab11_model *m, const lab11_plan *p, lab11_gpu_sample *s)
+static cl_result sample(gpu_run *g, const lab11_model *m, const lab11_plan *p, cl_overlap_sample *s)
 {
     float sum = (float)g->size * (g->size + 1) / 2;
     /* the kernels alone */
@@ -123,7 +123,7 @@ static cl_result sample(gpu_run *g, const lab11_model *m, const lab11_plan *p, l
     s->kernels_s = slowest(now() - t0);
     /* NCCL's AllReduce alone, with its own channels */
     CL_CUDA_CHECK(
-        (cudaError_t)lab11_kernel_fill(g->grads, g->count, (float)(g->rank + 1), g->comm));
+        (cudaError_t)cl_gpu_fill_launch(g->grads, g->count, (float)(g->rank + 1), g->comm));
     CL_CUDA_CHECK(cudaDeviceSynchronize());
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = now();
@@ -133,7 +133,7 @@ static cl_result sample(gpu_run *g, const lab11_model *m, const lab11_plan *p, l
     s->allreduce_s = slowest(now() - t0);
     /* the step: buckets start when their last kernel has ended */
     CL_CUDA_CHECK(
-        (cudaError_t)lab11_kernel_fill(g->grads, g->count, (float)(g->rank + 1), g->comm));
+        (cudaError_t)cl_gpu_fill_launch(g->grads, g->count, (float)(g->rank + 1), g->comm));
     CL_CUDA_CHECK(
         cudaMemsetAsync(g->out, 0xff, OUT_PER_LAYER * m->layers * sizeof(float), g->compute));
     CL_CUDA_CHECK(cudaDeviceSynchronize());
@@ -159,14 +159,14 @@ static cl_result sample(gpu_run *g, const lab11_model *m, const lab11_plan *p, l
     /* checked on the device */
     unsigned long long wrong[2] = {0, 0};
     CL_CUDA_CHECK(cudaMemset(g->wrong, 0, 2 * sizeof *g->wrong));
-    CL_CUDA_CHECK((cudaError_t)lab11_kernel_count_ne(g->grads, g->count, sum, g->wrong, g->comm));
+    CL_CUDA_CHECK((cudaError_t)cl_gpu_count_ne_launch(g->grads, g->count, sum, g->wrong, g->comm));
     for (int l = 0; l < m->layers; l++)
-        CL_CUDA_CHECK((cudaError_t)lab11_kernel_count_compute(
+        CL_CUDA_CHECK((cudaError_t)cl_gpu_count_compute_launch(
             g->out + (size_t)l * OUT_PER_LAYER, OUT_PER_LAYER, g->work[l], (uint64_t)l + 1,
             g->wrong + 1, g->comm));
     CL_CUDA_CHECK(cudaMemcpy(wrong, g->wrong, sizeof wrong, cudaMemcpyDeviceToHost));
     MPI_Allreduce(MPI_IN_PLACE, wrong, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-    s->wrong_sum = (double)wrong[0], s->wrong_out = (double)wrong[1];
+    s->wrong = (double)wrong[0] + (double)wrong[1]; /* the gradients', the kernels' outputs' */
     return CL_OK;
 }
 
@@ -209,7 +209,7 @@ static void teardown(gpu_run *g, const lab11_model *m)
 }
 
 cl_result lab11_gpu_steps(cl_comm *c, const lab11_model *m, const lab11_plan *p, int reps,
-                          lab11_gpu_sample *out)
+                          cl_overlap_sample *out)
 {
     gpu_run g;
     memset(&g, 0, sizeof g);

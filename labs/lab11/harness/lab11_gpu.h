@@ -2,12 +2,8 @@
 #ifndef COMMLAB_LAB11_GPU_H
 #define COMMLAB_LAB11_GPU_H
 
+#include "harness/overlap.h"
 #include "lab11.h"
-
-typedef struct lab11_gpu_sample {
-    double kernels_s, allreduce_s, step_s; /* the slowest rank's */
-    double wrong_sum, wrong_out;           /* wrong elements, summed over ranks */
-} lab11_gpu_sample;
 
 /* The SMs of this rank's GPU. CL_ERR_UNSUPPORTED without a GPU. */
 cl_result lab11_gpu_sms(int *sms);
@@ -16,8 +12,9 @@ cl_result lab11_gpu_sms(int *sms);
  * alone (its own channels); the step under plan p: each kernel on a stream of
  * the lowest priority, each bucket's ncclAllReduce on a stream of the highest,
  * with NCCL's channels limited to p->channels (ncclConfig_t minCTAs/maxCTAs).
- * Kernels are sized to m->layer_s; everything is checked on the device. */
+ * Kernels are sized to m->layer_s; everything is checked on the device (wrong:
+ * the gradients' elements and the kernels' outputs'). */
 cl_result lab11_gpu_steps(cl_comm *c, const lab11_model *m, const lab11_plan *p, int reps,
-                          lab11_gpu_sample *out);
+                          cl_overlap_sample *out);
 
 #endif /* COMMLAB_LAB11_GPU_H */

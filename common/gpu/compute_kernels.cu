@@ -1,7 +1,8 @@
-/* kernels.cu: lab 11's GPU kernels: the compute kernel and the device-side checks. */
+/* compute_kernels.cu: the stand-in compute kernel and the device-side checks (compute_kernels.h).
+ */
 #include <cuda_runtime.h>
 
-#include "lab11_kernels.h"
+#include "compute_kernels.h"
 
 __device__ static float value_of(uint64_t seed, size_t i, int work)
 {
@@ -55,28 +56,28 @@ static unsigned grid(size_t count)
     return (unsigned)(blocks > 4096 ? 4096 : blocks ? blocks : 1);
 }
 
-extern "C" int lab11_kernel_compute(float *out, size_t count, int work, uint64_t seed, int blocks,
-                                    void *stream)
+extern "C" int cl_gpu_compute_launch(float *out, size_t count, int work, uint64_t seed, int blocks,
+                                     void *stream)
 {
     compute<<<(unsigned)blocks, 256, 0, (cudaStream_t)stream>>>(out, count, work, seed);
     return (int)cudaGetLastError();
 }
 
-extern "C" int lab11_kernel_fill(float *buf, size_t count, float value, void *stream)
+extern "C" int cl_gpu_fill_launch(float *buf, size_t count, float value, void *stream)
 {
     fill<<<grid(count), 256, 0, (cudaStream_t)stream>>>(buf, count, value);
     return (int)cudaGetLastError();
 }
 
-extern "C" int lab11_kernel_count_ne(const float *buf, size_t count, float value,
-                                     unsigned long long *wrong, void *stream)
+extern "C" int cl_gpu_count_ne_launch(const float *buf, size_t count, float value,
+                                      unsigned long long *wrong, void *stream)
 {
     count_ne<<<grid(count), 256, 0, (cudaStream_t)stream>>>(buf, count, value, wrong);
     return (int)cudaGetLastError();
 }
 
-extern "C" int lab11_kernel_count_compute(const float *out, size_t count, int work, uint64_t seed,
-                                          unsigned long long *wrong, void *stream)
+extern "C" int cl_gpu_count_compute_launch(const float *out, size_t count, int work, uint64_t seed,
+                                           unsigned long long *wrong, void *stream)
 {
     count_compute<<<grid(count), 256, 0, (cudaStream_t)stream>>>(out, count, work, seed, wrong);
     return (int)cudaGetLastError();

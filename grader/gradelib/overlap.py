@@ -1,0 +1,52 @@
+"""Checks shared by the labs that overlap the AllReduce of a backward pass's gradients with
+the pass's kernels (lab11, lab24): the rows of their step and gpu modes
+(common/harness/overlap.h), each sample set against the kernels alone and the library's
+AllReduce alone, measured in the same run."""
+
+from .expect import expect
+from .perf import perf_samples
+from .verdicts import CheckFailed
+
+
+def check_summed(row, what):
+    """Raises CheckFailed when the step left gradient elements that are not the sum."""
+    if row["wrong"]:
+        raise CheckFailed(f"{what}: {row['wrong']} wrong gradient elements after your step "
+                          f"(an AllReduce started before its gradients existed?)",
+                          expected="the sum over the ranks, exactly", found="other values")
+
+
+def score_step(ctx, row, high, low, name):
+    """Scores the step's samples against max(kernels alone, AllReduce alone), sample by
+    sample: full marks at or under 1 / high times that, none from 1 / low."""
+    base = [max(k, a) for k, a in zip(row["kernels_s"], row["allreduce_s"])]
+    perf_samples(ctx, student=row["step_s"], baseline=base, higher_is_better=False, low=low,
+                 high=high, unit="s", name=name)
+
+
+def cpu_step_checks(lab, check_step, score, perf_title):
+    """Registers the step on 2 MPI ranks: cpu.step runs it (5 samples), cpu.correct checks
+    it with check_step(data, what) and cpu.perf scores it with score(ctx, data)."""
+
+    @lab.check("cpu.step", "The step runs on 2 MPI ranks", points=0, backend="cpu", timeout=150)
+    def cpu_step(ctx):
+        return ctx.run_lab("step", ["--repeats", "5"], ranks=2, backend="cpu")
+
+    @lab.check("cpu.correct", "Every gradient summed, every kernel run (MPI)", points=10,
+               backend="cpu", parent="cpu.step")
+    def cpu_correct(ctx, data):
+        check_step(data, "2 MPI ranks")
+
+    @lab.check("cpu.perf", perf_title, points=10, backend="cpu", kind="performance",
+               parent="cpu.step")
+    def cpu_perf(ctx, data):
+        score(ctx, data)
+
+
+def run_gpu(ctx, wrong_what):
+    """The gpu mode on the check's GPUs (5 samples); fails unless its row has no wrong
+    elements (wrong_what says which)."""
+    ngpus = ctx.resources.get("gpus", 2)
+    data = ctx.run_lab("gpu", ["--repeats", "5"], ranks=ngpus, backend="gpu", timeout=240)
+    expect(wrong_what, data["rows"][0]["wrong"], 0)
+    return data
