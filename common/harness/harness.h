@@ -134,6 +134,10 @@ cl_result cl_case_str(cl_case *c, const char *key, const char **out);
 cl_result cl_case_num(cl_case *c, const char *key, double *out);
 cl_result cl_case_int(cl_case *c, const char *key, long long *out);
 
+/* A number of the case, or fallback when the key is absent; fallback NAN makes the key
+ * required (CL_ERR_INVALID, "the case needs key="). A bad number is CL_ERR_INVALID. */
+cl_result cl_case_num_or(cl_case *c, const char *key, double fallback, double *out);
+
 /* The case's row (its "case" column is its number) and its run. */
 cl_row *cl_case_row(cl_case *c);
 cl_run *cl_case_run(cl_case *c);

@@ -103,22 +103,6 @@ static void drop_nets(void)
     }
 }
 
-/* A number of the case, or its fallback when absent (fallback NAN: required). */
-static cl_result num(cl_case *c, const char *key, double fallback, double *out)
-{
-    const char *v;
-    if (cl_case_str(c, key, &v) != CL_OK) {
-        cl_clear_error();
-        if (isnan(fallback)) {
-            cl_set_error("the case needs %s=", key);
-            return CL_ERR_INVALID;
-        }
-        *out = fallback;
-        return CL_OK;
-    }
-    return cl_case_num(c, key, out);
-}
-
 static cl_result load_case(cl_case *c)
 {
     const char *path;
@@ -130,7 +114,7 @@ static cl_result load_case(cl_case *c)
                                       NAN, NAN, NAN, NAN, 2048, 1,   400, 0.4};
     CL_CHECK(cl_case_str(c, "topo", &path));
     for (int i = 0; i < 16; i++)
-        CL_CHECK(num(c, keys[i], fallback[i], &v[i]));
+        CL_CHECK(cl_case_num_or(c, keys[i], fallback[i], &v[i]));
     drop_nets();
     CL_CHECK(cl_topo_load(path, &cur.topo));
     lab07_case *k = &cur.k;

@@ -82,17 +82,6 @@ static void drop_nets(void)
     }
 }
 
-static cl_result num(cl_case *c, const char *key, double fallback, double *out)
-{
-    const char *v;
-    if (cl_case_str(c, key, &v) != CL_OK) {
-        cl_clear_error();
-        *out = fallback;
-        return CL_OK;
-    }
-    return cl_case_num(c, key, out);
-}
-
 static cl_result load_case(cl_case *c)
 {
     static const char *keys[] = {"nodes",       "sm",           "nvlink", "pci",    "sys",    "net",
@@ -107,7 +96,7 @@ static cl_result load_case(cl_case *c)
         path = DEFAULT_TOP;
     }
     for (int i = 0; i < 16; i++)
-        CL_CHECK(num(c, keys[i], fallback[i], &v[i]));
+        CL_CHECK(cl_case_num_or(c, keys[i], fallback[i], &v[i]));
     if (v[0] < SLICE || v[0] > 16384 || v[9] < 1 || v[10] < 1 || v[11] < 1 || v[12] < 1 ||
         v[13] < 1 || !(v[8] > 0) || !(v[7] > 0) || !(v[14] > 0) || v[15] < 1) {
         cl_set_error("nodes=%g: %d to 16384 servers; sizes and batches at least 1, params, "
@@ -483,7 +472,7 @@ static cl_result reference_case(cl_case *c)
 {
     CL_CHECK(load_case(c));
     double only = 0;
-    CL_CHECK(num(c, "only_tp", 0, &only));
+    CL_CHECK(cl_case_num_or(c, "only_tp", 0, &only));
     cl_sim_train *t;
     CL_CHECK(model_for(CL_SIM_PATH_PXB, &t));
     lab29_plan best = {0};
