@@ -76,32 +76,17 @@ CL_STUDENT_ENTRIES({"split", split}, {"visible", visible}, {"plan", plan});
 
 #else
 
-#include "sim/sim_train.h"
+#include "sim/sim_launch.h"
+#include "sim/sim_train_levels.h"
 
 /* --- the case ------------------------------------------------------------------------------- */
 
 static struct {
-    cl_topo topo;
-    cl_sim_topo_params params;
-    int sm;
+    cl_sim_train_levels levels; /* the nodes' models, by NCCL_P2P_LEVEL */
     lab07_case k;
     cl_sim_train_model model;
-    cl_sim_topo_net *net[CL_SIM_PATH_COUNT]; /* by NCCL_P2P_LEVEL, built when asked for */
-    cl_sim_train *train[CL_SIM_PATH_COUNT];
     int calls;
 } cur;
-
-static void drop_nets(void)
-{
-    for (int i = 0; i < CL_SIM_PATH_COUNT; i++) {
-        cl_sim_train_free(cur.train[i]);
-        if (cur.net[i])
-            cl_sim_topo_net_free(cur.net[i]);
-        free(cur.net[i]);
-        cur.net[i] = NULL;
-        cur.train[i] = NULL;
-    }
-}
 
 static cl_result load_case(cl_case *c)
 {
@@ -115,19 +100,24 @@ static cl_result load_case(cl_case *c)
     CL_CHECK(cl_case_str(c, "topo", &path));
     for (int i = 0; i < 16; i++)
         CL_CHECK(cl_case_num_or(c, keys[i], fallback[i], &v[i]));
-    drop_nets();
-    CL_CHECK(cl_topo_load(path, &cur.topo));
+    cl_sim_topo_params params = {.nvlink_gbps = v[2],
+                                 .pci_gbps = v[3],
+                                 .sys_gbps = v[4],
+                                 .nodes = (int)v[0],
+                                 .net_gbps = v[5]};
+    CL_CHECK(cl_sim_train_levels_load(&cur.levels, path, &params, (int)v[1]));
+    const cl_topo *topo = &cur.levels.topo;
     lab07_case *k = &cur.k;
     memset(k, 0, sizeof *k);
     int G = 0, nics = 0;
-    for (int d = 0; d < cur.topo.ndevices; d++) {
-        int gpu = cur.topo.dev[d].kind == CL_DEV_GPU;
+    for (int d = 0; d < topo->ndevices; d++) {
+        int gpu = topo->dev[d].kind == CL_DEV_GPU;
         if (gpu && (d != G || G == LAB07_MAX_GPUS)) {
             cl_set_error("%s: GPUs must come first, at most %d of them", path, LAB07_MAX_GPUS);
             return CL_ERR_INVALID;
         }
         G += gpu;
-        nics += cur.topo.dev[d].kind == CL_DEV_NIC;
+        nics += topo->dev[d].kind == CL_DEV_NIC;
     }
     if (G < 1 || nics > LAB07_MAX_NICS || v[0] < 1 || v[0] > LAB07_MAX_NODES) {
         cl_set_error("%s: %d GPUs, %d NICs, nodes=%g: this lab takes 1 to %d GPUs, at most %d "
@@ -139,14 +129,13 @@ static cl_result load_case(cl_case *c)
     k->node.ngpus = G;
     for (int a = 0; a < G; a++) {
         for (int b = 0; b < G; b++)
-            k->node.gpu[a][b] = cur.topo.link[a][b];
-        for (int d = 0, n = 0; d < cur.topo.ndevices; d++)
-            if (cur.topo.dev[d].kind == CL_DEV_NIC)
-                k->node.nic[a][n++] = cur.topo.link[a][d];
+            k->node.gpu[a][b] = topo->link[a][b];
+        for (int d = 0, n = 0; d < topo->ndevices; d++)
+            if (topo->dev[d].kind == CL_DEV_NIC)
+                k->node.nic[a][n++] = topo->link[a][d];
     }
     k->node.nnics = nics;
-    cur.sm = (int)v[1];
-    k->node.sm = cur.sm;
+    k->node.sm = (int)v[1];
     k->node.nvlink_gbps = v[2];
     k->node.pcie_gbps = v[3];
     k->node.sys_gbps = v[4];
@@ -173,28 +162,7 @@ static cl_result load_case(cl_case *c)
                              .bytes = m->bytes,
                              .compute_s = m->compute_s};
     k->budget = (int)v[14];
-    cur.params = (cl_sim_topo_params){.nvlink_gbps = v[2] > 0 ? v[2] : 1,
-                                      .pci_gbps = v[3],
-                                      .sys_gbps = v[4],
-                                      .nodes = k->nodes,
-                                      .net_gbps = v[5]};
     cur.calls = 0;
-    return CL_OK;
-}
-
-/* The model of the nodes with NCCL_P2P_LEVEL level. */
-static cl_result model_for(int level, cl_sim_train **out)
-{
-    if (!cur.train[level]) {
-        cl_sim_topo_params p = cur.params;
-        p.p2p_level = level;
-        cur.net[level] = calloc(1, sizeof *cur.net[level]);
-        if (!cur.net[level])
-            return CL_ERR_NOMEM;
-        CL_CHECK(cl_sim_topo_net_build(&cur.topo, &p, cur.net[level]));
-        CL_CHECK(cl_sim_train_new(cur.net[level], cur.sm, &cur.train[level]));
-    }
-    *out = cur.train[level];
     return CL_OK;
 }
 
@@ -220,48 +188,20 @@ static cl_result parse_plan(const lab07_plan *p, cl_sim_train_plan *out, int *le
                             .dp = p->dp,
                             .order = p->tp_pp_dp ? CL_SIM_ORDER_TP_PP_DP : CL_SIM_ORDER_TP_DP_PP};
     for (int n = 0; n < nodes; n++) {
-        char text[LAB07_VISIBLE_LEN + 1];
-        memcpy(text, p->visible[n], LAB07_VISIBLE_LEN);
-        text[LAB07_VISIBLE_LEN] = '\0';
-        int used = 0, i = 0;
-        for (const char *s = text; *s && i <= G; i++) {
-            char *end;
-            long g = strtol(s, &end, 10);
-            if (end == s || g < 0 || g >= G || (used & (1 << g)) || (*end && *end != ',')) {
-                cl_set_error("CUDA_VISIBLE_DEVICES=\"%s\" on node %d: expected each of GPU "
-                             "0..%d once, separated by commas",
-                             text, n, G - 1);
-                return CL_ERR_INVALID;
-            }
-            used |= 1 << g;
-            if (i < G)
-                out->gpu_of_rank[n * G + i] = n * G + (int)g;
-            s = *end ? end + 1 : end;
-        }
-        if (i != G) {
-            cl_set_error("CUDA_VISIBLE_DEVICES=\"%s\" on node %d lists %d GPUs; every one of the "
-                         "%d GPUs runs a rank",
-                         text, n, i, G);
-            return CL_ERR_INVALID;
-        }
+        char where[32];
+        int gpu[LAB07_MAX_GPUS];
+        snprintf(where, sizeof where, " on node %d", n);
+        CL_CHECK(cl_sim_launch_visible(p->visible[n], LAB07_VISIBLE_LEN, G, where, gpu));
+        for (int i = 0; i < G; i++)
+            out->gpu_of_rank[n * G + i] = n * G + gpu[i];
     }
-    char lv[9];
-    memcpy(lv, p->p2p_level, 8);
-    lv[8] = '\0';
-    *level = lv[0] ? cl_sim_path_parse(lv) : CL_SIM_PATH_PXB;
-    if (*level < CL_SIM_PATH_LOC || *level > CL_SIM_PATH_SYS || *level == CL_SIM_PATH_NVB) {
-        cl_set_error("NCCL_P2P_LEVEL=\"%s\": LOC, NVL, PIX, PXB, PHB or SYS, or \"\" to leave "
-                     "it unset",
-                     lv);
-        return CL_ERR_INVALID;
-    }
-    return CL_OK;
+    return cl_sim_launch_p2p_level(p->p2p_level, sizeof p->p2p_level, level);
 }
 
 static cl_result cost_of(const cl_sim_train_plan *p, int level, cl_sim_train_cost *c)
 {
     cl_sim_train *t;
-    CL_CHECK(model_for(level, &t));
+    CL_CHECK(cl_sim_train_levels_model(&cur.levels, level, &t));
     return cl_sim_train_cost_of(t, &cur.model, p, c);
 }
 
@@ -395,7 +335,7 @@ static cl_result reference_case(cl_case *c)
 {
     CL_CHECK(load_case(c));
     cl_sim_train *t;
-    CL_CHECK(model_for(CL_SIM_PATH_PXB, &t));
+    CL_CHECK(cl_sim_train_levels_model(&cur.levels, CL_SIM_PATH_PXB, &t));
     cl_sim_train_plan only = {0}, best, naive, p;
     cl_sim_train_cost bc, nc, pc;
     const char *layout;
@@ -438,7 +378,7 @@ static cl_result reference_case(cl_case *c)
     const char *out;
     if (cl_case_str(c, "topo_json", &out) == CL_OK) {
         FILE *f = fopen(out, "w");
-        cl_result wr = f ? cl_topo_write_json(&cur.topo, f) : CL_ERR_IO;
+        cl_result wr = f ? cl_topo_write_json(&cur.levels.topo, f) : CL_ERR_IO;
         if ((f && fclose(f) != 0) || wr != CL_OK) {
             cl_set_error("cannot write %s", out);
             return CL_ERR_IO;
