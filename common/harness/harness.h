@@ -227,6 +227,18 @@ cl_result cl_agree_sum(cl_comm *comm, double *v, int n);
 cl_result cl_library_coll_timed(cl_comm *c, cl_coll_kind kind, const cl_coll_args *a,
                                 double *seconds);
 
+#define CL_LIBRARY_BUSBW_MAX_REPEATS 64
+
+/* The bus bandwidth of the library's collective of kind, CL_COLL_ALLREDUCE or
+ * CL_COLL_ALLGATHER, on count floats of c (summed; ALLGATHER: count a multiple of c's size),
+ * --repeats times (at most CL_LIBRARY_BUSBW_MAX_REPEATS): each time fresh inputs, a warm-up
+ * call whose output is checked, then --iters calls after a barrier of all, timed on c's clock.
+ * Every rank of all calls it at once, with c all itself or the rank's own part of all (a TP
+ * group, say). busbw[r] (GB/s) is repeat r's, of the slowest rank of all; *repeats how many;
+ * *wrong the warm-ups' wrong elements, summed over all. */
+cl_result cl_library_coll_busbw(cl_run *run, cl_comm *c, cl_comm *all, cl_coll_kind kind,
+                                size_t count, double *busbw, int *repeats, double *wrong);
+
 /* --- the report: a table for people, JSON for the grader ------------------------------------ */
 
 /* Header fields (before the rows): "# key: value" lines and top-level JSON. */

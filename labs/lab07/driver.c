@@ -531,52 +531,16 @@ static cl_result gpu_split(cl_run *run, cl_comm *comm)
         return CL_OK;
     }
     size_t count = o->bytes / sizeof(float) / (size_t)tp * (size_t)tp;
-    size_t block = count / (size_t)tp;
-    void *send, *recv, *scratch;
-    CL_CHECK(cl_mem_alloc(group, block * sizeof(float), &send));
-    CL_CHECK(cl_mem_alloc(group, count * sizeof(float), &recv));
-    CL_CHECK(cl_mem_alloc(group, 4096, &scratch));
-    cl_coll_args ca = {.sendbuf = send,
-                       .recvbuf = recv,
-                       .count = count,
-                       .dtype = CL_FLOAT32,
-                       .op = CL_SUM,
-                       .scratch = scratch,
-                       .scratch_bytes = 4096};
-    int reps = o->repeats > 64 ? 64 : o->repeats;
-    double busbw[64];
-    size_t wrong = 0;
-    for (int r = 0; r < reps; r++) {
-        uint64_t seed;
-        CL_CHECK(cl_fresh_seed(run, group, &seed));
-        CL_CHECK(cl_fill(group, send, block, CL_FLOAT32, CL_SUM, seed, t, (size_t)t * block));
-        CL_CHECK(cl_library_coll(group, CL_COLL_ALLGATHER, &ca)); /* checked warm-up */
-        for (int i = 0; i < tp; i++) {
-            size_t w;
-            CL_CHECK(cl_count_wrong(group, (char *)recv + (size_t)i * block * sizeof(float), block,
-                                    CL_FLOAT32, CL_SUM, seed, i, i + 1, (size_t)i * block, &w));
-            wrong += w;
-        }
-        CL_CHECK(cl_barrier(comm));
-        double t0 = cl_comm_time(group);
-        for (int i = 0; i < o->iters; i++)
-            CL_CHECK(cl_library_coll(group, CL_COLL_ALLGATHER, &ca));
-        double sec = (cl_comm_time(group) - t0) / o->iters;
-        CL_CHECK(cl_agree_max(comm, &sec, 1));
-        busbw[r] =
-            (double)count * sizeof(float) / sec / 1e9 * cl_coll_busbw_factor(CL_COLL_ALLGATHER, tp);
-    }
-    double w = (double)wrong;
-    CL_CHECK(cl_agree_sum(comm, &w, 1));
+    double busbw[CL_LIBRARY_BUSBW_MAX_REPEATS], wrong;
+    int reps;
+    CL_CHECK(
+        cl_library_coll_busbw(run, group, comm, CL_COLL_ALLGATHER, count, busbw, &reps, &wrong));
     cl_row *row = cl_row_begin(run, comm);
     cl_col_int(row, "bad_split_ranks", 0);
     cl_col_int(row, "bytes", (long long)(count * sizeof(float)));
     cl_col_nums(row, "tp_busbw", busbw, (size_t)reps, "%.2f");
-    cl_col_int(row, "wrong", (long long)w);
+    cl_col_int(row, "wrong", (long long)wrong);
     cl_row_end(row);
-    CL_CHECK(cl_mem_free(group, scratch));
-    CL_CHECK(cl_mem_free(group, recv));
-    CL_CHECK(cl_mem_free(group, send));
     return cl_comm_free(group);
 }
 
