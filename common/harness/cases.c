@@ -1,5 +1,6 @@
 /* cases.c: a cases mode: each case is a line of key=value pairs; one row, one student call each. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,20 @@ cl_result cl_case_num(cl_case *c, const char *key, double *out)
         cl_set_error("case %d: %s=%s is not a number", c->number, key, v);
         return CL_ERR_INVALID;
     }
+    return CL_OK;
+}
+
+cl_result cl_case_num_or(cl_case *c, const char *key, double fallback, double *out)
+{
+    const char *v;
+    if (cl_case_str(c, key, &v) == CL_OK)
+        return cl_case_num(c, key, out);
+    cl_clear_error();
+    if (isnan(fallback)) {
+        cl_set_error("the case needs %s=", key);
+        return CL_ERR_INVALID;
+    }
+    *out = fallback;
     return CL_OK;
 }
 

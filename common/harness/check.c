@@ -225,13 +225,3 @@ cl_result cl_agree_sum(cl_comm *comm, double *v, int n)
 {
     return agree_doubles(comm, v, n, CL_SUM);
 }
-
-cl_result cl_library_coll_timed(cl_comm *c, cl_coll_kind kind, const cl_coll_args *a,
-                                double *seconds)
-{
-    CL_CHECK(cl_barrier(c));
-    double t0 = cl_comm_time(c);
-    CL_CHECK(cl_library_coll(c, kind, a));
-    *seconds = cl_comm_time(c) - t0;
-    return cl_agree_max(c, seconds, 1);
-}

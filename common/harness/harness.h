@@ -138,6 +138,10 @@ cl_result cl_case_str(cl_case *c, const char *key, const char **out);
 cl_result cl_case_num(cl_case *c, const char *key, double *out);
 cl_result cl_case_int(cl_case *c, const char *key, long long *out);
 
+/* A number of the case, or fallback when the key is absent; fallback NAN makes the key
+ * required (CL_ERR_INVALID, "the case needs key="). A bad number is CL_ERR_INVALID. */
+cl_result cl_case_num_or(cl_case *c, const char *key, double fallback, double *out);
+
 /* The case's row (its "case" column is its number) and its run. */
 cl_row *cl_case_row(cl_case *c);
 cl_run *cl_case_run(cl_case *c);
@@ -226,6 +230,18 @@ cl_result cl_agree_sum(cl_comm *comm, double *v, int n);
  * clock: *seconds is the slowest rank's time, the same on every rank. */
 cl_result cl_library_coll_timed(cl_comm *c, cl_coll_kind kind, const cl_coll_args *a,
                                 double *seconds);
+
+#define CL_LIBRARY_BUSBW_MAX_REPEATS 64
+
+/* The bus bandwidth of the library's collective of kind, CL_COLL_ALLREDUCE or
+ * CL_COLL_ALLGATHER, on count floats of c (summed; ALLGATHER: count a multiple of c's size),
+ * --repeats times (at most CL_LIBRARY_BUSBW_MAX_REPEATS): each time fresh inputs, a warm-up
+ * call whose output is checked, then --iters calls after a barrier of all, timed on c's clock.
+ * Every rank of all calls it at once, with c all itself or the rank's own part of all (a TP
+ * group, say). busbw[r] (GB/s) is repeat r's, of the slowest rank of all; *repeats how many;
+ * *wrong the warm-ups' wrong elements, summed over all. */
+cl_result cl_library_coll_busbw(cl_run *run, cl_comm *c, cl_comm *all, cl_coll_kind kind,
+                                size_t count, double *busbw, int *repeats, double *wrong);
 
 /* --- the report: a table for people, JSON for the grader ------------------------------------ */
 

@@ -368,52 +368,19 @@ static cl_result trees_case(cl_case *c)
 
 static cl_result bench(cl_run *run, cl_comm *comm)
 {
-    const cl_opts *o = cl_run_opts(run);
-    size_t count = o->bytes / sizeof(float);
-    int p = cl_comm_size(comm), reps = o->repeats > 64 ? 64 : o->repeats;
-    void *send, *recv, *scratch;
-    CL_CHECK(cl_mem_alloc(comm, count * sizeof(float), &send));
-    CL_CHECK(cl_mem_alloc(comm, count * sizeof(float), &recv));
-    CL_CHECK(cl_mem_alloc(comm, 4096, &scratch));
-    cl_coll_args a = {.sendbuf = send,
-                      .recvbuf = recv,
-                      .count = count,
-                      .dtype = CL_FLOAT32,
-                      .op = CL_SUM,
-                      .scratch = scratch,
-                      .scratch_bytes = 4096};
-    double busbw[64];
-    size_t wrong = 0;
-    for (int r = 0; r < reps; r++) {
-        uint64_t seed;
-        CL_CHECK(cl_fresh_seed(run, comm, &seed));
-        CL_CHECK(cl_fill(comm, send, count, CL_FLOAT32, CL_SUM, seed, cl_comm_rank(comm), 0));
-        CL_CHECK(cl_library_coll(comm, CL_COLL_ALLREDUCE, &a)); /* warm-up, checked */
-        size_t w;
-        CL_CHECK(cl_count_wrong(comm, recv, count, CL_FLOAT32, CL_SUM, seed, 0, p, 0, &w));
-        wrong += w;
-        CL_CHECK(cl_barrier(comm));
-        double t0 = cl_comm_time(comm);
-        for (int i = 0; i < o->iters; i++)
-            CL_CHECK(cl_library_coll(comm, CL_COLL_ALLREDUCE, &a));
-        double t = (cl_comm_time(comm) - t0) / o->iters;
-        CL_CHECK(cl_agree_max(comm, &t, 1));
-        busbw[r] = t > 0 ? (double)count * sizeof(float) / t / 1e9 *
-                               cl_coll_busbw_factor(CL_COLL_ALLREDUCE, p)
-                         : 0;
-    }
-    double w = (double)wrong;
-    CL_CHECK(cl_agree_sum(comm, &w, 1));
+    size_t count = cl_run_opts(run)->bytes / sizeof(float);
+    double busbw[CL_LIBRARY_BUSBW_MAX_REPEATS], wrong;
+    int reps;
+    CL_CHECK(
+        cl_library_coll_busbw(run, comm, comm, CL_COLL_ALLREDUCE, count, busbw, &reps, &wrong));
     const char *graph = getenv("NCCL_GRAPH_FILE");
     cl_report_str(run, "graph_file", graph ? graph : "");
     cl_row *row = cl_row_begin(run, comm);
     cl_col_int(row, "bytes", (long long)(count * sizeof(float)));
     cl_col_nums(row, "busbw", busbw, (size_t)reps, "%.2f");
-    cl_col_int(row, "wrong", (long long)w);
+    cl_col_int(row, "wrong", (long long)wrong);
     cl_row_end(row);
-    CL_CHECK(cl_mem_free(comm, scratch));
-    CL_CHECK(cl_mem_free(comm, recv));
-    return cl_mem_free(comm, send);
+    return CL_OK;
 }
 
 const cl_lab cl_lab_def = {

@@ -76,48 +76,17 @@ CL_STUDENT_ENTRIES({"split", split}, {"visible", visible}, {"plan", plan});
 
 #else
 
-#include "sim/sim_train.h"
+#include "sim/sim_launch.h"
+#include "sim/sim_train_levels.h"
 
 /* --- the case ------------------------------------------------------------------------------- */
 
 static struct {
-    cl_topo topo;
-    cl_sim_topo_params params;
-    int sm;
+    cl_sim_train_levels levels; /* the nodes' models, by NCCL_P2P_LEVEL */
     lab07_case k;
     cl_sim_train_model model;
-    cl_sim_topo_net *net[CL_SIM_PATH_COUNT]; /* by NCCL_P2P_LEVEL, built when asked for */
-    cl_sim_train *train[CL_SIM_PATH_COUNT];
     int calls;
 } cur;
-
-static void drop_nets(void)
-{
-    for (int i = 0; i < CL_SIM_PATH_COUNT; i++) {
-        cl_sim_train_free(cur.train[i]);
-        if (cur.net[i])
-            cl_sim_topo_net_free(cur.net[i]);
-        free(cur.net[i]);
-        cur.net[i] = NULL;
-        cur.train[i] = NULL;
-    }
-}
-
-/* A number of the case, or its fallback when absent (fallback NAN: required). */
-static cl_result num(cl_case *c, const char *key, double fallback, double *out)
-{
-    const char *v;
-    if (cl_case_str(c, key, &v) != CL_OK) {
-        cl_clear_error();
-        if (isnan(fallback)) {
-            cl_set_error("the case needs %s=", key);
-            return CL_ERR_INVALID;
-        }
-        *out = fallback;
-        return CL_OK;
-    }
-    return cl_case_num(c, key, out);
-}
 
 static cl_result load_case(cl_case *c)
 {
@@ -130,20 +99,25 @@ static cl_result load_case(cl_case *c)
                                       NAN, NAN, NAN, NAN, 2048, 1,   400, 0.4};
     CL_CHECK(cl_case_str(c, "topo", &path));
     for (int i = 0; i < 16; i++)
-        CL_CHECK(num(c, keys[i], fallback[i], &v[i]));
-    drop_nets();
-    CL_CHECK(cl_topo_load(path, &cur.topo));
+        CL_CHECK(cl_case_num_or(c, keys[i], fallback[i], &v[i]));
+    cl_sim_topo_params params = {.nvlink_gbps = v[2],
+                                 .pci_gbps = v[3],
+                                 .sys_gbps = v[4],
+                                 .nodes = (int)v[0],
+                                 .net_gbps = v[5]};
+    CL_CHECK(cl_sim_train_levels_load(&cur.levels, path, &params, (int)v[1]));
+    const cl_topo *topo = &cur.levels.topo;
     lab07_case *k = &cur.k;
     memset(k, 0, sizeof *k);
     int G = 0, nics = 0;
-    for (int d = 0; d < cur.topo.ndevices; d++) {
-        int gpu = cur.topo.dev[d].kind == CL_DEV_GPU;
+    for (int d = 0; d < topo->ndevices; d++) {
+        int gpu = topo->dev[d].kind == CL_DEV_GPU;
         if (gpu && (d != G || G == LAB07_MAX_GPUS)) {
             cl_set_error("%s: GPUs must come first, at most %d of them", path, LAB07_MAX_GPUS);
             return CL_ERR_INVALID;
         }
         G += gpu;
-        nics += cur.topo.dev[d].kind == CL_DEV_NIC;
+        nics += topo->dev[d].kind == CL_DEV_NIC;
     }
     if (G < 1 || nics > LAB07_MAX_NICS || v[0] < 1 || v[0] > LAB07_MAX_NODES) {
         cl_set_error("%s: %d GPUs, %d NICs, nodes=%g: this lab takes 1 to %d GPUs, at most %d "
@@ -155,14 +129,13 @@ static cl_result load_case(cl_case *c)
     k->node.ngpus = G;
     for (int a = 0; a < G; a++) {
         for (int b = 0; b < G; b++)
-            k->node.gpu[a][b] = cur.topo.link[a][b];
-        for (int d = 0, n = 0; d < cur.topo.ndevices; d++)
-            if (cur.topo.dev[d].kind == CL_DEV_NIC)
-                k->node.nic[a][n++] = cur.topo.link[a][d];
+            k->node.gpu[a][b] = topo->link[a][b];
+        for (int d = 0, n = 0; d < topo->ndevices; d++)
+            if (topo->dev[d].kind == CL_DEV_NIC)
+                k->node.nic[a][n++] = topo->link[a][d];
     }
     k->node.nnics = nics;
-    cur.sm = (int)v[1];
-    k->node.sm = cur.sm;
+    k->node.sm = (int)v[1];
     k->node.nvlink_gbps = v[2];
     k->node.pcie_gbps = v[3];
     k->node.sys_gbps = v[4];
@@ -189,28 +162,7 @@ static cl_result load_case(cl_case *c)
                              .bytes = m->bytes,
                              .compute_s = m->compute_s};
     k->budget = (int)v[14];
-    cur.params = (cl_sim_topo_params){.nvlink_gbps = v[2] > 0 ? v[2] : 1,
-                                      .pci_gbps = v[3],
-                                      .sys_gbps = v[4],
-                                      .nodes = k->nodes,
-                                      .net_gbps = v[5]};
     cur.calls = 0;
-    return CL_OK;
-}
-
-/* The model of the nodes with NCCL_P2P_LEVEL level. */
-static cl_result model_for(int level, cl_sim_train **out)
-{
-    if (!cur.train[level]) {
-        cl_sim_topo_params p = cur.params;
-        p.p2p_level = level;
-        cur.net[level] = calloc(1, sizeof *cur.net[level]);
-        if (!cur.net[level])
-            return CL_ERR_NOMEM;
-        CL_CHECK(cl_sim_topo_net_build(&cur.topo, &p, cur.net[level]));
-        CL_CHECK(cl_sim_train_new(cur.net[level], cur.sm, &cur.train[level]));
-    }
-    *out = cur.train[level];
     return CL_OK;
 }
 
@@ -236,48 +188,20 @@ static cl_result parse_plan(const lab07_plan *p, cl_sim_train_plan *out, int *le
                             .dp = p->dp,
                             .order = p->tp_pp_dp ? CL_SIM_ORDER_TP_PP_DP : CL_SIM_ORDER_TP_DP_PP};
     for (int n = 0; n < nodes; n++) {
-        char text[LAB07_VISIBLE_LEN + 1];
-        memcpy(text, p->visible[n], LAB07_VISIBLE_LEN);
-        text[LAB07_VISIBLE_LEN] = '\0';
-        int used = 0, i = 0;
-        for (const char *s = text; *s && i <= G; i++) {
-            char *end;
-            long g = strtol(s, &end, 10);
-            if (end == s || g < 0 || g >= G || (used & (1 << g)) || (*end && *end != ',')) {
-                cl_set_error("CUDA_VISIBLE_DEVICES=\"%s\" on node %d: expected each of GPU "
-                             "0..%d once, separated by commas",
-                             text, n, G - 1);
-                return CL_ERR_INVALID;
-            }
-            used |= 1 << g;
-            if (i < G)
-                out->gpu_of_rank[n * G + i] = n * G + (int)g;
-            s = *end ? end + 1 : end;
-        }
-        if (i != G) {
-            cl_set_error("CUDA_VISIBLE_DEVICES=\"%s\" on node %d lists %d GPUs; every one of the "
-                         "%d GPUs runs a rank",
-                         text, n, i, G);
-            return CL_ERR_INVALID;
-        }
+        char where[32];
+        int gpu[LAB07_MAX_GPUS];
+        snprintf(where, sizeof where, " on node %d", n);
+        CL_CHECK(cl_sim_launch_visible(p->visible[n], LAB07_VISIBLE_LEN, G, where, gpu));
+        for (int i = 0; i < G; i++)
+            out->gpu_of_rank[n * G + i] = n * G + gpu[i];
     }
-    char lv[9];
-    memcpy(lv, p->p2p_level, 8);
-    lv[8] = '\0';
-    *level = lv[0] ? cl_sim_path_parse(lv) : CL_SIM_PATH_PXB;
-    if (*level < CL_SIM_PATH_LOC || *level > CL_SIM_PATH_SYS || *level == CL_SIM_PATH_NVB) {
-        cl_set_error("NCCL_P2P_LEVEL=\"%s\": LOC, NVL, PIX, PXB, PHB or SYS, or \"\" to leave "
-                     "it unset",
-                     lv);
-        return CL_ERR_INVALID;
-    }
-    return CL_OK;
+    return cl_sim_launch_p2p_level(p->p2p_level, sizeof p->p2p_level, level);
 }
 
 static cl_result cost_of(const cl_sim_train_plan *p, int level, cl_sim_train_cost *c)
 {
     cl_sim_train *t;
-    CL_CHECK(model_for(level, &t));
+    CL_CHECK(cl_sim_train_levels_model(&cur.levels, level, &t));
     return cl_sim_train_cost_of(t, &cur.model, p, c);
 }
 
@@ -411,7 +335,7 @@ static cl_result reference_case(cl_case *c)
 {
     CL_CHECK(load_case(c));
     cl_sim_train *t;
-    CL_CHECK(model_for(CL_SIM_PATH_PXB, &t));
+    CL_CHECK(cl_sim_train_levels_model(&cur.levels, CL_SIM_PATH_PXB, &t));
     cl_sim_train_plan only = {0}, best, naive, p;
     cl_sim_train_cost bc, nc, pc;
     const char *layout;
@@ -454,7 +378,7 @@ static cl_result reference_case(cl_case *c)
     const char *out;
     if (cl_case_str(c, "topo_json", &out) == CL_OK) {
         FILE *f = fopen(out, "w");
-        cl_result wr = f ? cl_topo_write_json(&cur.topo, f) : CL_ERR_IO;
+        cl_result wr = f ? cl_topo_write_json(&cur.levels.topo, f) : CL_ERR_IO;
         if ((f && fclose(f) != 0) || wr != CL_OK) {
             cl_set_error("cannot write %s", out);
             return CL_ERR_IO;
@@ -607,52 +531,16 @@ static cl_result gpu_split(cl_run *run, cl_comm *comm)
         return CL_OK;
     }
     size_t count = o->bytes / sizeof(float) / (size_t)tp * (size_t)tp;
-    size_t block = count / (size_t)tp;
-    void *send, *recv, *scratch;
-    CL_CHECK(cl_mem_alloc(group, block * sizeof(float), &send));
-    CL_CHECK(cl_mem_alloc(group, count * sizeof(float), &recv));
-    CL_CHECK(cl_mem_alloc(group, 4096, &scratch));
-    cl_coll_args ca = {.sendbuf = send,
-                       .recvbuf = recv,
-                       .count = count,
-                       .dtype = CL_FLOAT32,
-                       .op = CL_SUM,
-                       .scratch = scratch,
-                       .scratch_bytes = 4096};
-    int reps = o->repeats > 64 ? 64 : o->repeats;
-    double busbw[64];
-    size_t wrong = 0;
-    for (int r = 0; r < reps; r++) {
-        uint64_t seed;
-        CL_CHECK(cl_fresh_seed(run, group, &seed));
-        CL_CHECK(cl_fill(group, send, block, CL_FLOAT32, CL_SUM, seed, t, (size_t)t * block));
-        CL_CHECK(cl_library_coll(group, CL_COLL_ALLGATHER, &ca)); /* checked warm-up */
-        for (int i = 0; i < tp; i++) {
-            size_t w;
-            CL_CHECK(cl_count_wrong(group, (char *)recv + (size_t)i * block * sizeof(float), block,
-                                    CL_FLOAT32, CL_SUM, seed, i, i + 1, (size_t)i * block, &w));
-            wrong += w;
-        }
-        CL_CHECK(cl_barrier(comm));
-        double t0 = cl_comm_time(group);
-        for (int i = 0; i < o->iters; i++)
-            CL_CHECK(cl_library_coll(group, CL_COLL_ALLGATHER, &ca));
-        double sec = (cl_comm_time(group) - t0) / o->iters;
-        CL_CHECK(cl_agree_max(comm, &sec, 1));
-        busbw[r] =
-            (double)count * sizeof(float) / sec / 1e9 * cl_coll_busbw_factor(CL_COLL_ALLGATHER, tp);
-    }
-    double w = (double)wrong;
-    CL_CHECK(cl_agree_sum(comm, &w, 1));
+    double busbw[CL_LIBRARY_BUSBW_MAX_REPEATS], wrong;
+    int reps;
+    CL_CHECK(
+        cl_library_coll_busbw(run, group, comm, CL_COLL_ALLGATHER, count, busbw, &reps, &wrong));
     cl_row *row = cl_row_begin(run, comm);
     cl_col_int(row, "bad_split_ranks", 0);
     cl_col_int(row, "bytes", (long long)(count * sizeof(float)));
     cl_col_nums(row, "tp_busbw", busbw, (size_t)reps, "%.2f");
-    cl_col_int(row, "wrong", (long long)w);
+    cl_col_int(row, "wrong", (long long)wrong);
     cl_row_end(row);
-    CL_CHECK(cl_mem_free(group, scratch));
-    CL_CHECK(cl_mem_free(group, recv));
-    CL_CHECK(cl_mem_free(group, send));
     return cl_comm_free(group);
 }
 

@@ -53,7 +53,8 @@ CL_STUDENT_ENTRIES({"predict", predict}, {"choose", choose});
 
 #else
 
-#include "sim/sim_train.h"
+#include "sim/sim_launch.h"
+#include "sim/sim_train_levels.h"
 
 #define SLICE       2 /* servers the simulator runs */
 #define DEFAULT_TOP "datasets/lab29/chapter1-hybrid-mesh-4nic.topo.txt"
@@ -61,37 +62,10 @@ CL_STUDENT_ENTRIES({"predict", predict}, {"choose", choose});
 static const double ALPHAS[] = {3.4e-6, 5.7e-6, 14.0e-6}; /* tuning.cc hwLat, Ring, Simple */
 
 static struct {
-    cl_topo topo;
-    cl_sim_topo_params params;
-    int sm;
+    cl_sim_train_levels levels; /* two servers' models, by NCCL_P2P_LEVEL */
     lab29_case k;
-    cl_sim_topo_net *net[CL_SIM_PATH_COUNT]; /* by NCCL_P2P_LEVEL, built when asked for */
-    cl_sim_train *train[CL_SIM_PATH_COUNT];
     int calls;
 } cur;
-
-static void drop_nets(void)
-{
-    for (int i = 0; i < CL_SIM_PATH_COUNT; i++) {
-        cl_sim_train_free(cur.train[i]);
-        if (cur.net[i])
-            cl_sim_topo_net_free(cur.net[i]);
-        free(cur.net[i]);
-        cur.net[i] = NULL;
-        cur.train[i] = NULL;
-    }
-}
-
-static cl_result num(cl_case *c, const char *key, double fallback, double *out)
-{
-    const char *v;
-    if (cl_case_str(c, key, &v) != CL_OK) {
-        cl_clear_error();
-        *out = fallback;
-        return CL_OK;
-    }
-    return cl_case_num(c, key, out);
-}
 
 static cl_result load_case(cl_case *c)
 {
@@ -107,7 +81,7 @@ static cl_result load_case(cl_case *c)
         path = DEFAULT_TOP;
     }
     for (int i = 0; i < 16; i++)
-        CL_CHECK(num(c, keys[i], fallback[i], &v[i]));
+        CL_CHECK(cl_case_num_or(c, keys[i], fallback[i], &v[i]));
     if (v[0] < SLICE || v[0] > 16384 || v[9] < 1 || v[10] < 1 || v[11] < 1 || v[12] < 1 ||
         v[13] < 1 || !(v[8] > 0) || !(v[7] > 0) || !(v[14] > 0) || v[15] < 1) {
         cl_set_error("nodes=%g: %d to 16384 servers; sizes and batches at least 1, params, "
@@ -115,19 +89,21 @@ static cl_result load_case(cl_case *c)
                      v[0], SLICE);
         return CL_ERR_INVALID;
     }
-    drop_nets();
-    CL_CHECK(cl_topo_load(path, &cur.topo));
+    cl_sim_topo_params params = {
+        .nvlink_gbps = v[2], .pci_gbps = v[3], .sys_gbps = v[4], .nodes = SLICE, .net_gbps = v[5]};
+    CL_CHECK(cl_sim_train_levels_load(&cur.levels, path, &params, (int)v[1]));
+    const cl_topo *topo = &cur.levels.topo;
     lab29_case *k = &cur.k;
     memset(k, 0, sizeof *k);
     int G = 0, nics = 0;
-    for (int d = 0; d < cur.topo.ndevices; d++) {
-        int gpu = cur.topo.dev[d].kind == CL_DEV_GPU;
+    for (int d = 0; d < topo->ndevices; d++) {
+        int gpu = topo->dev[d].kind == CL_DEV_GPU;
         if (gpu && d != G) {
             cl_set_error("%s: GPUs must come first", path);
             return CL_ERR_INVALID;
         }
         G += gpu;
-        nics += cur.topo.dev[d].kind == CL_DEV_NIC;
+        nics += topo->dev[d].kind == CL_DEV_NIC;
     }
     if (G != LAB29_GPUS || nics < 1 || nics > LAB29_MAX_NICS) {
         cl_set_error("%s: %d GPUs and %d NICs; this lab takes servers of %d GPUs with 1 to %d "
@@ -139,12 +115,11 @@ static cl_result load_case(cl_case *c)
     k->node.nnics = nics;
     for (int a = 0; a < G; a++) {
         for (int b = 0; b < G; b++)
-            k->node.gpu[a][b] = cur.topo.link[a][b];
-        for (int d = 0, n = 0; d < cur.topo.ndevices; d++)
-            if (cur.topo.dev[d].kind == CL_DEV_NIC)
-                k->node.nic[a][n++] = cur.topo.link[a][d];
+            k->node.gpu[a][b] = topo->link[a][b];
+        for (int d = 0, n = 0; d < topo->ndevices; d++)
+            if (topo->dev[d].kind == CL_DEV_NIC)
+                k->node.nic[a][n++] = topo->link[a][d];
     }
-    cur.sm = (int)v[1];
     k->node.nvlink_gbps = v[2];
     k->node.pcie_gbps = v[3];
     k->node.sys_gbps = v[4];
@@ -163,28 +138,7 @@ static cl_result load_case(cl_case *c)
     j->compute_s = 6.0 * j->params * j->global_batch * j->seq_len /
                    ((double)j->nodes * G * v[7] * 1e12 * v[14]);
     k->budget = (int)v[15];
-    cur.params = (cl_sim_topo_params){.nvlink_gbps = v[2] > 0 ? v[2] : 1,
-                                      .pci_gbps = v[3],
-                                      .sys_gbps = v[4],
-                                      .nodes = SLICE,
-                                      .net_gbps = v[5]};
     cur.calls = 0;
-    return CL_OK;
-}
-
-/* The model of two servers with NCCL_P2P_LEVEL level. */
-static cl_result model_for(int level, cl_sim_train **out)
-{
-    if (!cur.train[level]) {
-        cl_sim_topo_params p = cur.params;
-        p.p2p_level = level;
-        cur.net[level] = calloc(1, sizeof *cur.net[level]);
-        if (!cur.net[level])
-            return CL_ERR_NOMEM;
-        CL_CHECK(cl_sim_topo_net_build(&cur.topo, &p, cur.net[level]));
-        CL_CHECK(cl_sim_train_new(cur.net[level], cur.sm, &cur.train[level]));
-    }
-    *out = cur.train[level];
     return CL_OK;
 }
 
@@ -209,41 +163,12 @@ static cl_result parse_plan(const lab29_plan *p, cl_sim_train_plan *out, int *le
     }
     *out = (cl_sim_train_plan){
         .tp = p->tp, .pp = 1, .dp = SLICE * G / p->tp, .order = CL_SIM_ORDER_TP_DP_PP};
-    char text[LAB29_VISIBLE_LEN + 1];
-    memcpy(text, p->visible, LAB29_VISIBLE_LEN);
-    text[LAB29_VISIBLE_LEN] = '\0';
-    int used = 0, i = 0;
-    for (const char *s = text; *s && i <= G; i++) {
-        char *end;
-        long g = strtol(s, &end, 10);
-        if (end == s || g < 0 || g >= G || (used & (1 << g)) || (*end && *end != ',')) {
-            cl_set_error("CUDA_VISIBLE_DEVICES=\"%s\": expected each of GPU 0..%d once, "
-                         "separated by commas",
-                         text, G - 1);
-            return CL_ERR_INVALID;
-        }
-        used |= 1 << g;
-        for (int n = 0; n < SLICE && i < G; n++)
-            out->gpu_of_rank[n * G + i] = n * G + (int)g;
-        s = *end ? end + 1 : end;
-    }
-    if (i != G) {
-        cl_set_error("CUDA_VISIBLE_DEVICES=\"%s\" lists %d GPUs; every one of the %d GPUs runs a "
-                     "rank",
-                     text, i, G);
-        return CL_ERR_INVALID;
-    }
-    char lv[9];
-    memcpy(lv, p->p2p_level, 8);
-    lv[8] = '\0';
-    *level = lv[0] ? cl_sim_path_parse(lv) : CL_SIM_PATH_PXB;
-    if (*level < CL_SIM_PATH_LOC || *level > CL_SIM_PATH_SYS || *level == CL_SIM_PATH_NVB) {
-        cl_set_error("NCCL_P2P_LEVEL=\"%s\": LOC, NVL, PIX, PXB, PHB or SYS, or \"\" to leave "
-                     "it unset",
-                     lv);
-        return CL_ERR_INVALID;
-    }
-    return CL_OK;
+    int gpu[LAB29_GPUS];
+    CL_CHECK(cl_sim_launch_visible(p->visible, LAB29_VISIBLE_LEN, G, "", gpu));
+    for (int n = 0; n < SLICE; n++) /* the same mapping on every server */
+        for (int i = 0; i < G; i++)
+            out->gpu_of_rank[n * G + i] = n * G + gpu[i];
+    return cl_sim_launch_p2p_level(p->p2p_level, sizeof p->p2p_level, level);
 }
 
 /* The two servers' model of a plan: the whole job's micro-batches, and DP gradients weighted
@@ -280,7 +205,7 @@ static cl_result probe_of(const cl_sim_train_plan *sp, int level, lab29_probe *o
     const lab29_job *j = &cur.k.job;
     cl_sim_train *t;
     cl_sim_train_cost c;
-    CL_CHECK(model_for(level, &t));
+    CL_CHECK(cl_sim_train_levels_model(&cur.levels, level, &t));
     cl_sim_train_model m = slice_model(sp, 1);
     CL_CHECK(cl_sim_train_cost_of(t, &m, sp, &c));
     double act = (double)j->seq_len * j->micro_batch * j->hidden * j->bytes;
@@ -483,9 +408,9 @@ static cl_result reference_case(cl_case *c)
 {
     CL_CHECK(load_case(c));
     double only = 0;
-    CL_CHECK(num(c, "only_tp", 0, &only));
+    CL_CHECK(cl_case_num_or(c, "only_tp", 0, &only));
     cl_sim_train *t;
-    CL_CHECK(model_for(CL_SIM_PATH_PXB, &t));
+    CL_CHECK(cl_sim_train_levels_model(&cur.levels, CL_SIM_PATH_PXB, &t));
     lab29_plan best = {0};
     lab29_step bs = {0};
     lab29_probe bp = {0};
