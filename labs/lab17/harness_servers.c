@@ -192,16 +192,7 @@ cl_result env_of_case(cl_case *c, lab17_env *e)
 
 /* --- cases --------------------------------------------------------------------------------- */
 
-static void col_matrix8(cl_row *row, const char *key, const int8_t *m, int rows, int cols,
-                        int stride)
-{
-    long long v[LAB17_MAX_GPUS * LAB17_MAX_NICS];
-    for (int i = 0; i < rows; i++)
-        for (int j = 0; j < cols; j++)
-            v[i * cols + j] = m[i * stride + j];
-    cl_col_ints(row, key, v, (size_t)rows * (size_t)cols);
-}
-
+/* The rows x cols block of matrix m (rows stride entries apart), row after row. */
 static void col_matrix32(cl_row *row, const char *key, const int32_t *m, int rows, int cols,
                          int stride)
 {
@@ -210,6 +201,15 @@ static void col_matrix32(cl_row *row, const char *key, const int32_t *m, int row
         for (int j = 0; j < cols; j++)
             v[i * cols + j] = m[i * stride + j];
     cl_col_ints(row, key, v, (size_t)rows * (size_t)cols);
+}
+
+static void col_matrix8(cl_row *row, const char *key, const int8_t *m, int rows, int cols,
+                        int stride)
+{
+    int32_t wide[LAB17_MAX_GPUS * LAB17_MAX_NICS]; /* rows <= LAB17_MAX_GPUS, stride <= _NICS */
+    for (int k = 0; k < rows * stride; k++)
+        wide[k] = m[k];
+    col_matrix32(row, key, wide, rows, cols, stride);
 }
 
 /* The server as the student sees it, for the grader's own rules. */
@@ -227,22 +227,29 @@ static void col_server(cl_row *row, const lab17_server *s)
     cl_col_nums(row, "gpu_nic_bw", bw, (size_t)s->ngpus * (size_t)s->nnics, "%.0f");
 }
 
-cl_result server_case(cl_case *c)
+/* A case of an entry whose arguments a (bytes long) hold a server s and an environment e: both
+ * read from the case, the student's entry called, its row the server and then what columns
+ * writes of a. */
+static cl_result server_entry_case(cl_case *c, const char *entry, void *a, size_t bytes,
+                                   lab17_server *s, lab17_env *e,
+                                   void (*columns)(cl_row *row, const void *a))
 {
-    local_args *a = calloc(1, sizeof *a);
-    if (!a)
-        return CL_ERR_NOMEM;
-    cl_result rc = server_of_case(c, &a->s);
+    cl_result rc = server_of_case(c, s);
     if (rc == CL_OK)
-        rc = env_of_case(c, &a->e);
-    if (rc != CL_OK) {
-        free(a);
+        rc = env_of_case(c, e);
+    if (rc != CL_OK)
         return rc;
-    }
-    const lab17_server *s = &a->s;
-    rc = cl_case_call(c, "local", a, sizeof *a);
+    rc = cl_case_call(c, entry, a, bytes);
     cl_row *row = cl_case_row(c);
     col_server(row, s);
+    columns(row, a);
+    return rc;
+}
+
+static void local_columns(cl_row *row, const void *args)
+{
+    const local_args *a = args;
+    const lab17_server *s = &a->s;
     /* The lists, padded with -1 to a full row each. */
     int32_t pad[LAB17_MAX_GPUS][LAB17_MAX_NICS], padg[LAB17_MAX_NICS][LAB17_MAX_GPUS];
     for (int g = 0; g < s->ngpus; g++)
@@ -261,8 +268,29 @@ cl_result server_case(cl_case *c)
         snprintf(text + strlen(text), sizeof text - strlen(text), "%s%d", g ? " " : "",
                  a->nic[g][0]);
     cl_col_str(row, "nic_of_gpu_ch0", text);
+}
+
+cl_result server_case(cl_case *c)
+{
+    local_args *a = calloc(1, sizeof *a);
+    if (!a)
+        return CL_ERR_NOMEM;
+    cl_result rc = server_entry_case(c, "local", a, sizeof *a, &a->s, &a->e, local_columns);
     free(a);
     return rc;
+}
+
+static void route_columns(cl_row *row, const void *args)
+{
+    const route_args *a = args;
+    int G = a->s.ngpus;
+    col_matrix32(row, "route_nic", &a->nic[0][0], G, G, LAB17_MAX_GPUS);
+    col_matrix32(row, "route_proxy", &a->proxy[0][0], G, G, LAB17_MAX_GPUS);
+    char text[400] = ""; /* for people: GPU0's NIC/relay to each peer device */
+    for (int d = 0; d < G; d++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s%d/%d", d ? " " : "",
+                 a->nic[0][d], a->proxy[0][d]);
+    cl_col_str(row, "gpu0_nic/relay", text);
 }
 
 cl_result route_case(cl_case *c)
@@ -274,25 +302,8 @@ cl_result route_case(cl_case *c)
     route_args *a = calloc(1, sizeof *a);
     if (!a)
         return CL_ERR_NOMEM;
-    cl_result rc = server_of_case(c, &a->s);
-    if (rc == CL_OK)
-        rc = env_of_case(c, &a->e);
-    if (rc != CL_OK) {
-        free(a);
-        return rc;
-    }
     a->channel = (int32_t)channel;
-    rc = cl_case_call(c, "route", a, sizeof *a);
-    cl_row *row = cl_case_row(c);
-    col_server(row, &a->s);
-    int G = a->s.ngpus;
-    col_matrix32(row, "route_nic", &a->nic[0][0], G, G, LAB17_MAX_GPUS);
-    col_matrix32(row, "route_proxy", &a->proxy[0][0], G, G, LAB17_MAX_GPUS);
-    char text[400] = ""; /* for people: GPU0's NIC/relay to each peer device */
-    for (int d = 0; d < G; d++)
-        snprintf(text + strlen(text), sizeof text - strlen(text), "%s%d/%d", d ? " " : "",
-                 a->nic[0][d], a->proxy[0][d]);
-    cl_col_str(row, "gpu0_nic/relay", text);
+    cl_result rc = server_entry_case(c, "route", a, sizeof *a, &a->s, &a->e, route_columns);
     free(a);
     return rc;
 }

@@ -17,15 +17,16 @@ typedef struct verdict {
 
 static char first_pattern[200];
 
-/* One call of the two-level AlltoAll on fresh inputs, checked. */
-static cl_result hier_once(cl_run *run, cl_comm *c, a2a *b, int local, verdict *v)
+/* One call of the student's entry (args, bytes) on fresh inputs, checked: the data, then the
+ * pattern of its trace, the two-level one on nodes of local ranks or, with local 0, the
+ * pairwise one. */
+static cl_result checked_call(cl_run *run, cl_comm *c, a2a *b, const char *entry, void *args,
+                              size_t bytes, int local, verdict *v)
 {
-    hier_args h = {.local = local};
-    lab20_coll_args(b, &h.a);
     memset(v, 0, sizeof *v);
     first_pattern[0] = '\0';
     CL_CHECK(lab20_a2a_fill(run, c, b));
-    CL_CHECK(lab20_call(c, "hier", &h, sizeof h, CL_ALLOW_COLLECTIVE, &v->call));
+    CL_CHECK(lab20_call(c, entry, args, bytes, CL_ALLOW_COLLECTIVE, &v->call));
     if (v->call.status != CL_OK)
         return CL_OK;
     CL_CHECK(lab20_a2a_check(c, b, v->bad));
@@ -33,7 +34,8 @@ static cl_result hier_once(cl_run *run, cl_comm *c, a2a *b, int local, verdict *
     char why[200] = "";
     const cl_trace_event *ev = cl_student_trace(c, &n);
     size_t block = b->count / (size_t)cl_comm_size(c) * cl_dtype_size(b->t);
-    int64_t off = !lab20_hier_fits(c, local, block, ev, n, why, sizeof why);
+    int64_t off = local ? !lab20_hier_fits(c, local, block, ev, n, why, sizeof why)
+                        : !lab20_pairwise_fits(c, block, ev, n, why, sizeof why);
     if (off && !first_pattern[0])
         snprintf(first_pattern, sizeof first_pattern, "rank %d: %s", cl_comm_rank(c), why);
     CL_CHECK(cl_agree(c, CL_MAX, &off, 1));
@@ -41,6 +43,14 @@ static cl_result hier_once(cl_run *run, cl_comm *c, a2a *b, int local, verdict *
         snprintf(v->pattern, sizeof v->pattern, "%s",
                  first_pattern[0] ? first_pattern : "(on another rank)");
     return CL_OK;
+}
+
+/* One call of the two-level AlltoAll on fresh inputs, checked. */
+static cl_result hier_once(cl_run *run, cl_comm *c, a2a *b, int local, verdict *v)
+{
+    hier_args h = {.local = local};
+    lab20_coll_args(b, &h.a);
+    return checked_call(run, c, b, "hier", &h, sizeof h, local, v);
 }
 
 static void verdict_columns(cl_row *row, const verdict *v)
@@ -112,25 +122,7 @@ static cl_result pair_once(cl_run *run, cl_comm *c, a2a *b, verdict *v)
 {
     cl_coll_args a;
     lab20_coll_args(b, &a);
-    memset(v, 0, sizeof *v);
-    first_pattern[0] = '\0';
-    CL_CHECK(lab20_a2a_fill(run, c, b));
-    CL_CHECK(lab20_call(c, "alltoall", &a, sizeof a, CL_ALLOW_COLLECTIVE, &v->call));
-    if (v->call.status != CL_OK)
-        return CL_OK;
-    CL_CHECK(lab20_a2a_check(c, b, v->bad));
-    int n;
-    char why[200] = "";
-    const cl_trace_event *ev = cl_student_trace(c, &n);
-    size_t block = b->count / (size_t)cl_comm_size(c) * cl_dtype_size(b->t);
-    int64_t off = !lab20_pairwise_fits(c, block, ev, n, why, sizeof why);
-    if (off && !first_pattern[0])
-        snprintf(first_pattern, sizeof first_pattern, "rank %d: %s", cl_comm_rank(c), why);
-    CL_CHECK(cl_agree(c, CL_MAX, &off, 1));
-    if (off)
-        snprintf(v->pattern, sizeof v->pattern, "%s",
-                 first_pattern[0] ? first_pattern : "(on another rank)");
-    return CL_OK;
+    return checked_call(run, c, b, "alltoall", &a, sizeof a, 0, v);
 }
 
 static cl_result measure(cl_run *run, cl_comm *c, a2a *b, int local, int samples, trio *t)

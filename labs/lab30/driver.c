@@ -47,56 +47,35 @@ CL_STUDENT_ENTRIES({"torus", torus}, {"choose", choose});
 
 #include "sim/sim.h"
 
-#define A(x)     (1 << (x))
+#define A(x) (1 << (x))
 
 static const char *const ALGO_NAMES[LAB30_NALGOS] = {"ring", "tree", "nvlstree", "nvls", "torus"};
 static const cl_algo SIM_ALGO[LAB30_NALGOS] = {CL_ALGO_RING, CL_ALGO_TREE, CL_ALGO_NVLS_TREE,
                                                CL_ALGO_NVLS, CL_ALGO_AUTO};
 
-/* The fabrics; sources in datasets/lab30/README.md. */
+/* The fabrics; sources in datasets/lab30/README.md. Both switched ones are a DGX H100 SuperPOD
+ * (with SHARP or without), both tori the same chips and links in 2 or 3 dimensions. */
+#define DGX_H100_SUPERPOD                                                                          \
+    .kind = LAB30_SWITCHED, .gpus_per_node = 8, .nvlink_gbps = 18 * 20.6, .nic_gbps = 48,          \
+    .probe_max_gpus = 1024, .budget = 20
+#define TORUS                                                                                      \
+    .kind = LAB30_TORUS_FABRIC, .algos = A(LAB30_RING) | A(LAB30_TORUS), .link_gbps = 45,          \
+    .hop_us = 1.0, .launch_us = 10, .probe_max_gpus = 1024, .budget = 20
 static const struct fabric_def {
     lab30_fabric f;
     const char *system; /* switched: the simulator's system */
 } FABRICS[] = {
     {{.name = "superpod",
-      .kind = LAB30_SWITCHED,
       .algos = A(LAB30_RING) | A(LAB30_TREE) | A(LAB30_NVLS_TREE),
-      .gpus_per_node = 8,
-      .nvlink_gbps = 18 * 20.6,
-      .nic_gbps = 48,
-      .probe_max_gpus = 1024,
-      .budget = 20},
+      DGX_H100_SUPERPOD},
      "dgx-h100"},
     {{.name = "superpod-sharp",
-      .kind = LAB30_SWITCHED,
       .algos = A(LAB30_RING) | A(LAB30_TREE) | A(LAB30_NVLS_TREE) | A(LAB30_NVLS),
-      .gpus_per_node = 8,
-      .nvlink_gbps = 18 * 20.6,
-      .nic_gbps = 48,
       .sharp = 1,
-      .probe_max_gpus = 1024,
-      .budget = 20},
+      DGX_H100_SUPERPOD},
      "dgx-h100"},
-    {{.name = "torus2d",
-      .kind = LAB30_TORUS_FABRIC,
-      .algos = A(LAB30_RING) | A(LAB30_TORUS),
-      .ndims = 2,
-      .link_gbps = 45,
-      .hop_us = 1.0,
-      .launch_us = 10,
-      .probe_max_gpus = 1024,
-      .budget = 20},
-     NULL},
-    {{.name = "torus3d",
-      .kind = LAB30_TORUS_FABRIC,
-      .algos = A(LAB30_RING) | A(LAB30_TORUS),
-      .ndims = 3,
-      .link_gbps = 45,
-      .hop_us = 1.0,
-      .launch_us = 10,
-      .probe_max_gpus = 1024,
-      .budget = 20},
-     NULL},
+    {{.name = "torus2d", .ndims = 2, TORUS}, NULL},
+    {{.name = "torus3d", .ndims = 3, TORUS}, NULL},
 };
 #define NFABRICS ((int)(sizeof FABRICS / sizeof FABRICS[0]))
 

@@ -13,37 +13,20 @@
 
 /* Values chosen to resemble a ConnectX-6 port (200 Gb/s, sub-microsecond latency) on one
  * switch: an HDR InfiniBand switch (about 130 ns port to port) or a 200 GbE switch.
- * They are a model, stated in the handout; nothing here was measured. */
+ * They are a model, stated in the handout; nothing here was measured. The two links differ
+ * only in a packet's headers and the time through cables and switch; the rest is the NIC's. */
+#define CONNECTX6_200G                                                                             \
+    .wire_Bps = 25e9, .fetch_s = 0.15e-6, .dma_s = 0.20e-6, .msg_gap_s = 0.03e-6, .rx_s = 0.10e-6, \
+    .cqe_s = 0.05e-6, .post_s = 0.10e-6, .post_extra_s = 0.02e-6, .recv_s = 0.05e-6,               \
+    .recv_extra_s = 0.01e-6, .poll_s = 0.05e-6, .poll_cqe_s = 0.01e-6
 const hca_model hca_model_ib = {.name = "HDR InfiniBand 4X (200 Gb/s), one switch",
-                                .wire_Bps = 25e9,
                                 .hdr_bytes = 30,
                                 .wire_s = 0.25e-6,
-                                .fetch_s = 0.15e-6,
-                                .dma_s = 0.20e-6,
-                                .msg_gap_s = 0.03e-6,
-                                .rx_s = 0.10e-6,
-                                .cqe_s = 0.05e-6,
-                                .post_s = 0.10e-6,
-                                .post_extra_s = 0.02e-6,
-                                .recv_s = 0.05e-6,
-                                .recv_extra_s = 0.01e-6,
-                                .poll_s = 0.05e-6,
-                                .poll_cqe_s = 0.01e-6};
+                                CONNECTX6_200G};
 const hca_model hca_model_roce = {.name = "200 GbE RoCE v2, one routed switch",
-                                  .wire_Bps = 25e9,
                                   .hdr_bytes = 82,
                                   .wire_s = 0.45e-6,
-                                  .fetch_s = 0.15e-6,
-                                  .dma_s = 0.20e-6,
-                                  .msg_gap_s = 0.03e-6,
-                                  .rx_s = 0.10e-6,
-                                  .cqe_s = 0.05e-6,
-                                  .post_s = 0.10e-6,
-                                  .post_extra_s = 0.02e-6,
-                                  .recv_s = 0.05e-6,
-                                  .recv_extra_s = 0.01e-6,
-                                  .poll_s = 0.05e-6,
-                                  .poll_cqe_s = 0.01e-6};
+                                  CONNECTX6_200G};
 
 #define NODES       4
 #define NCTX        16
@@ -291,6 +274,14 @@ static int find(const obj *tab, size_t stride, int cap, uint32_t h, int node, in
     find(&(f)->field[0].o, sizeof(f)->field[0], (int)(sizeof(f)->field / sizeof(f)->field[0]), h,  \
          node, ctx)
 
+/* i, the index FIND gave for the object a verb names, or -1 with the answer EINVAL. */
+static int named(emu_msg *m, int i, const char *verb, const char *what)
+{
+    if (i < 0)
+        why(m, EINVAL, "%s: not %s of this context", verb, what);
+    return i;
+}
+
 static int take(obj *tab, size_t stride, int cap, hca_fabric *f, int node, int ctx)
 {
     for (int i = 0; i < cap; i++) {
@@ -308,6 +299,15 @@ static int take(obj *tab, size_t stride, int cap, hca_fabric *f, int node, int c
 #define TAKE(f, field, node, ctx)                                                                  \
     take(&(f)->field[0].o, sizeof(f)->field[0], (int)(sizeof(f)->field / sizeof(f)->field[0]), f,  \
          node, ctx)
+
+/* i, the free slot TAKE gave for a verb's new object, or -1 with the answer ENOMEM: out of
+ * the cap objects of its kind. */
+static int taken(emu_msg *m, int i, const char *verb, const char *kind, int cap)
+{
+    if (i < 0)
+        why(m, ENOMEM, "%s: out of %s (%d)", verb, kind, cap);
+    return i;
+}
 
 static uint32_t mr_key(int node, int idx, int gen)
 {
@@ -888,11 +888,9 @@ static void op_query_gid(hca_fabric *f, int n, emu_msg *m)
 
 static void op_alloc_pd(hca_fabric *f, int n, int ctx, emu_msg *m)
 {
-    int i = TAKE(f, pd, n, ctx);
-    if (i < 0) {
-        why(m, ENOMEM, "ibv_alloc_pd: out of PDs (%d)", NPD);
+    int i = taken(m, TAKE(f, pd, n, ctx), "ibv_alloc_pd", "PDs", NPD);
+    if (i < 0)
         return;
-    }
     m->u.pd.pd = handle_of(&f->pd[i].o, i);
     f->node[n].ob.pd++;
 }
@@ -909,11 +907,9 @@ static void destroyed(hca_fabric *f, int n, obj *o, int *live, int explicit)
 
 static void op_dealloc_pd(hca_fabric *f, int n, int ctx, emu_msg *m)
 {
-    int i = FIND(f, pd, m->u.handle, n, ctx);
-    if (i < 0) {
-        why(m, EINVAL, "ibv_dealloc_pd: not a PD of this context");
+    int i = named(m, FIND(f, pd, m->u.handle, n, ctx), "ibv_dealloc_pd", "a PD");
+    if (i < 0)
         return;
-    }
     int mrs = 0, qps_ = 0;
     for (int k = 0; k < NMR; k++)
         mrs += f->mr[k].o.live && f->mr[k].pd == i;
@@ -955,11 +951,9 @@ static void op_reg_mr(hca_fabric *f, int n, int ctx, emu_msg *m)
             "reach: register the buffers the lab gives you",
             (unsigned long long)a, (unsigned long long)len);
     } else {
-        int i = TAKE(f, mr, n, ctx);
-        if (i < 0) {
-            why(m, ENOMEM, "ibv_reg_mr: out of MRs (%d)", NMR);
+        int i = taken(m, TAKE(f, mr, n, ctx), "ibv_reg_mr", "MRs", NMR);
+        if (i < 0)
             return;
-        }
         mr_t *r = &f->mr[i];
         r->pd = p, r->access = acc, r->addr = a, r->len = len;
         r->key = mr_key(n, i, r->o.gen);
@@ -971,11 +965,9 @@ static void op_reg_mr(hca_fabric *f, int n, int ctx, emu_msg *m)
 
 static void op_dereg_mr(hca_fabric *f, int n, int ctx, emu_msg *m)
 {
-    int i = FIND(f, mr, m->u.handle, n, ctx);
-    if (i < 0) {
-        why(m, EINVAL, "ibv_dereg_mr: not an MR of this context");
+    int i = named(m, FIND(f, mr, m->u.handle, n, ctx), "ibv_dereg_mr", "an MR");
+    if (i < 0)
         return;
-    }
     f->mr[i].key = 0;
     destroyed(f, n, &f->mr[i].o, &f->node[n].ob.mr, 1);
 }
@@ -988,11 +980,9 @@ static void op_create_cq(hca_fabric *f, int n, int ctx, emu_msg *m)
             MAX_CQE);
         return;
     }
-    int i = TAKE(f, cq, n, ctx);
-    if (i < 0) {
-        why(m, ENOMEM, "ibv_create_cq: out of CQs (%d)", NCQ);
+    int i = taken(m, TAKE(f, cq, n, ctx), "ibv_create_cq", "CQs", NCQ);
+    if (i < 0)
         return;
-    }
     cq_t *c = &f->cq[i];
     int size = 1;
     while (size < want + 1)
@@ -1006,11 +996,9 @@ static void op_create_cq(hca_fabric *f, int n, int ctx, emu_msg *m)
 
 static void op_destroy_cq(hca_fabric *f, int n, int ctx, emu_msg *m)
 {
-    int i = FIND(f, cq, m->u.handle, n, ctx);
-    if (i < 0) {
-        why(m, EINVAL, "ibv_destroy_cq: not a CQ of this context");
+    int i = named(m, FIND(f, cq, m->u.handle, n, ctx), "ibv_destroy_cq", "a CQ");
+    if (i < 0)
         return;
-    }
     if (f->cq[i].users) {
         why(m, EBUSY, "ibv_destroy_cq: %d QP(s) still use this CQ; destroy them first",
             f->cq[i].users);
@@ -1043,11 +1031,9 @@ static void op_create_qp(hca_fabric *f, int n, int ctx, emu_msg *m)
             MAX_QP_WR, EMU_MAX_SGE, EMU_MAX_INLINE);
         return;
     }
-    int i = TAKE(f, qp, n, ctx);
-    if (i < 0) {
-        why(m, ENOMEM, "ibv_create_qp: out of QPs (%d)", NQP);
+    int i = taken(m, TAKE(f, qp, n, ctx), "ibv_create_qp", "QPs", NQP);
+    if (i < 0)
         return;
-    }
     qp_t *q = &f->qp[i];
     obj keep = q->o;
     memset(q, 0, offsetof(qp_t, sq));
@@ -1078,11 +1064,9 @@ static void free_qp(hca_fabric *f, int n, int i, int explicit)
 
 static void op_destroy_qp(hca_fabric *f, int n, int ctx, emu_msg *m)
 {
-    int i = FIND(f, qp, m->u.handle, n, ctx);
-    if (i < 0) {
-        why(m, EINVAL, "ibv_destroy_qp: not a QP of this context");
+    int i = named(m, FIND(f, qp, m->u.handle, n, ctx), "ibv_destroy_qp", "a QP");
+    if (i < 0)
         return;
-    }
     free_qp(f, n, i, 1);
 }
 
@@ -1159,11 +1143,9 @@ static void mask_names(int mask, char *out, size_t n)
 
 static void op_modify_qp(hca_fabric *f, int n, int ctx, emu_msg *m)
 {
-    int i = FIND(f, qp, m->u.qp.qp, n, ctx);
-    if (i < 0) {
-        why(m, EINVAL, "ibv_modify_qp: not a QP of this context");
+    int i = named(m, FIND(f, qp, m->u.qp.qp, n, ctx), "ibv_modify_qp", "a QP");
+    if (i < 0)
         return;
-    }
     qp_t *q = &f->qp[i];
     const emu_qp_attr *a = &m->u.qp.attr;
     int mask = m->u.qp.attr_mask, cur = q->state;
@@ -1282,11 +1264,9 @@ static void op_modify_qp(hca_fabric *f, int n, int ctx, emu_msg *m)
 
 static void op_query_qp(hca_fabric *f, int n, int ctx, emu_msg *m)
 {
-    int i = FIND(f, qp, m->u.qp.qp, n, ctx);
-    if (i < 0) {
-        why(m, EINVAL, "ibv_query_qp: not a QP of this context");
+    int i = named(m, FIND(f, qp, m->u.qp.qp, n, ctx), "ibv_query_qp", "a QP");
+    if (i < 0)
         return;
-    }
     qp_t *q = &f->qp[i];
     m->u.qp.attr = q->a;
     m->u.qp.attr.qp_state = m->u.qp.attr.cur_qp_state = q->state;
@@ -1295,16 +1275,21 @@ static void op_query_qp(hca_fabric *f, int n, int ctx, emu_msg *m)
     m->u.qp.attr.max_inline_data = q->max_inline;
 }
 
+/* The QP a post request names (u.post, the head of either list), its bad index 0; or NULL
+ * with the answer EINVAL. */
+static qp_t *posting_qp(hca_fabric *f, int n, int ctx, emu_msg *m, const char *verb)
+{
+    m->u.post.bad = 0;
+    int i = named(m, FIND(f, qp, m->u.post.qp, n, ctx), verb, "a QP");
+    return i < 0 ? NULL : &f->qp[i];
+}
+
 static void op_post_send(hca_fabric *f, int n, int ctx, emu_msg *m)
 {
     typeof(m->u.send) *ps = &m->u.send;
-    int i = FIND(f, qp, ps->qp, n, ctx);
-    ps->bad = 0;
-    if (i < 0) {
-        why(m, EINVAL, "ibv_post_send: not a QP of this context");
+    qp_t *q = posting_qp(f, n, ctx, m, "ibv_post_send");
+    if (!q)
         return;
-    }
-    qp_t *q = &f->qp[i];
     node_t *nd = &f->node[n];
     if (q->state != IBV_QPS_RTS && q->state != IBV_QPS_ERR) {
         /* mlx5 refuses it this way: no send WQE fits before RTS */
@@ -1366,13 +1351,9 @@ static void op_post_send(hca_fabric *f, int n, int ctx, emu_msg *m)
 static void op_post_recv(hca_fabric *f, int n, int ctx, emu_msg *m)
 {
     typeof(m->u.recv) *pr = &m->u.recv;
-    int i = FIND(f, qp, pr->qp, n, ctx);
-    pr->bad = 0;
-    if (i < 0) {
-        why(m, EINVAL, "ibv_post_recv: not a QP of this context");
+    qp_t *q = posting_qp(f, n, ctx, m, "ibv_post_recv");
+    if (!q)
         return;
-    }
-    qp_t *q = &f->qp[i];
     node_t *nd = &f->node[n];
     if (q->state == IBV_QPS_RESET) {
         why(m, EINVAL, "ibv_post_recv: the QP is in RESET; receives are posted from INIT on");
@@ -1464,20 +1445,23 @@ static void op_poll_cq(hca_fabric *f, int n, int ctx, emu_msg *m)
     nd->clock = t + hca_fabric_model(f)->poll_s + hca_fabric_model(f)->poll_cqe_s * k;
 }
 
+/* o is alive and belongs to node n's context ctx. */
+static int owned(const obj *o, int n, int ctx) { return o->live && o->node == n && o->ctx == ctx; }
+
 static void op_close(hca_fabric *f, int n, int ctx)
 {
     node_t *nd = &f->node[n];
     for (int i = 0; i < NQP; i++)
-        if (f->qp[i].o.live && f->qp[i].o.node == n && f->qp[i].o.ctx == ctx)
+        if (owned(&f->qp[i].o, n, ctx))
             free_qp(f, n, i, 0);
     for (int i = 0; i < NCQ; i++)
-        if (f->cq[i].o.live && f->cq[i].o.node == n && f->cq[i].o.ctx == ctx)
+        if (owned(&f->cq[i].o, n, ctx))
             destroyed(f, n, &f->cq[i].o, &nd->ob.cq, 0);
     for (int i = 0; i < NMR; i++)
-        if (f->mr[i].o.live && f->mr[i].o.node == n && f->mr[i].o.ctx == ctx)
+        if (owned(&f->mr[i].o, n, ctx))
             destroyed(f, n, &f->mr[i].o, &nd->ob.mr, 0);
     for (int i = 0; i < NPD; i++)
-        if (f->pd[i].o.live && f->pd[i].o.node == n && f->pd[i].o.ctx == ctx)
+        if (owned(&f->pd[i].o, n, ctx))
             destroyed(f, n, &f->pd[i].o, &nd->ob.pd, 0);
     destroyed(f, n, &f->ctx[ctx].o, &nd->ob.ctx, 1);
 }

@@ -77,6 +77,27 @@ static emu_msg *new_msg(void)
     return m;
 }
 
+/* A verb that creates an object: its request in *m and the object (zeroed), or NULL with
+ * errno ENOMEM. */
+static void *new_obj(emu_msg **m, size_t bytes)
+{
+    void *obj = calloc(1, bytes);
+    *m = new_msg();
+    if (*m && obj)
+        return obj;
+    free(*m), free(obj);
+    errno = ENOMEM;
+    return NULL;
+}
+
+/* A creation that failed: its request and object freed, NULL with errno err. */
+static void *drop(emu_msg *m, void *obj, int err)
+{
+    free(m), free(obj);
+    errno = err;
+    return NULL;
+}
+
 /* --- devices ----------------------------------------------------------------------------- */
 
 EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
@@ -145,11 +166,8 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
     emu_msg *m = new_msg();
     if (!m)
         return NULL;
-    if (!device) {
-        free(m);
-        errno = EINVAL;
-        return NULL;
-    }
+    if (!device)
+        return drop(m, NULL, EINVAL);
     snprintf(m->u.open.name, sizeof m->u.open.name, "%s", device->name);
     int err = call(m, EMU_OPEN, 0, 0);
     uint32_t h = m->u.open.ctx;
@@ -339,27 +357,22 @@ EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int ind
 
 EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
-    emu_msg *m = new_msg();
-    emu_pd *p = calloc(1, sizeof *p);
-    if (!m || !p) {
-        free(m), free(p);
-        errno = ENOMEM;
+    emu_msg *m;
+    emu_pd *p = new_obj(&m, sizeof *p);
+    if (!p)
         return NULL;
-    }
     int err = call(m, EMU_ALLOC_PD, ectx(context)->handle, 0);
+    if (err)
+        return drop(m, p, err);
     p->h = m->u.pd.pd;
     free(m);
-    if (err) {
-        free(p);
-        errno = err;
-        return NULL;
-    }
     p->pd.context = context;
     p->pd.handle = p->h;
     return &p->pd;
 }
 
-static int destroy(struct ibv_context *context, int op, uint32_t h)
+/* The verb that destroys obj (handle h): 0 and obj freed, or the errno. */
+static int destroy(struct ibv_context *context, int op, uint32_t h, void *obj)
 {
     emu_msg *m = new_msg();
     if (!m)
@@ -367,38 +380,31 @@ static int destroy(struct ibv_context *context, int op, uint32_t h)
     m->u.handle = h;
     int err = call(m, op, ectx(context)->handle, 0);
     free(m);
+    if (!err)
+        free(obj);
     return err;
 }
 
 EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 {
-    int err = destroy(pd->context, EMU_DEALLOC_PD, pd->handle);
-    if (!err)
-        free(pd);
-    return err;
+    return destroy(pd->context, EMU_DEALLOC_PD, pd->handle, pd);
 }
 
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
                              int access)
 {
-    emu_msg *m = new_msg();
-    struct ibv_mr *mr = calloc(1, sizeof *mr);
-    if (!m || !mr) {
-        free(m), free(mr);
-        errno = ENOMEM;
+    emu_msg *m;
+    struct ibv_mr *mr = new_obj(&m, sizeof *mr);
+    if (!mr)
         return NULL;
-    }
     m->u.mr.pd = pd->handle;
     m->u.mr.addr = (uint64_t)(uintptr_t)addr;
     m->u.mr.length = length;
     m->u.mr.iova = iova;
     m->u.mr.access = access;
     int err = call(m, EMU_REG_MR, ectx(pd->context)->handle, 0);
-    if (err) {
-        free(m), free(mr);
-        errno = err;
-        return NULL;
-    }
+    if (err)
+        return drop(m, mr, err);
     mr->context = pd->context;
     mr->pd = pd;
     mr->addr = addr;
@@ -443,10 +449,7 @@ EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t len
 
 EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 {
-    int err = destroy(mr->context, EMU_DEREG_MR, mr->handle);
-    if (!err)
-        free(mr);
-    return err;
+    return destroy(mr->context, EMU_DEREG_MR, mr->handle, mr);
 }
 
 /* --- completion queues ----------------------------------------------------------------- */
@@ -460,20 +463,14 @@ EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *
         errno = EOPNOTSUPP;
         return NULL;
     }
-    emu_msg *m = new_msg();
-    struct ibv_cq *cq = calloc(1, sizeof *cq);
-    if (!m || !cq) {
-        free(m), free(cq);
-        errno = ENOMEM;
+    emu_msg *m;
+    struct ibv_cq *cq = new_obj(&m, sizeof *cq);
+    if (!cq)
         return NULL;
-    }
     m->u.cq.cqe = cqe;
     int err = call(m, EMU_CREATE_CQ, ectx(context)->handle, 0);
-    if (err) {
-        free(m), free(cq);
-        errno = err;
-        return NULL;
-    }
+    if (err)
+        return drop(m, cq, err);
     cq->context = context;
     cq->cq_context = cq_context;
     cq->handle = m->u.cq.cq;
@@ -484,10 +481,7 @@ EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *
 
 EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 {
-    int err = destroy(cq->context, EMU_DESTROY_CQ, cq->handle);
-    if (!err)
-        free(cq);
-    return err;
+    return destroy(cq->context, EMU_DESTROY_CQ, cq->handle, cq);
 }
 
 static int emu_req_notify_cq(struct ibv_cq *cq, int solicited_only)
@@ -539,13 +533,10 @@ EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *
         errno = EOPNOTSUPP;
         return NULL;
     }
-    emu_msg *m = new_msg();
-    struct ibv_qp *qp = calloc(1, sizeof *qp);
-    if (!m || !qp) {
-        free(m), free(qp);
-        errno = ENOMEM;
+    emu_msg *m;
+    struct ibv_qp *qp = new_obj(&m, sizeof *qp);
+    if (!qp)
         return NULL;
-    }
     typeof(m->u.create_qp) *c = &m->u.create_qp;
     c->pd = pd->handle;
     c->send_cq = attr->send_cq ? attr->send_cq->handle : 0;
@@ -556,11 +547,8 @@ EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *
     c->max_send_sge = attr->cap.max_send_sge, c->max_recv_sge = attr->cap.max_recv_sge;
     c->max_inline_data = attr->cap.max_inline_data;
     int err = call(m, EMU_CREATE_QP, ectx(pd->context)->handle, 0);
-    if (err) {
-        free(m), free(qp);
-        errno = err;
-        return NULL;
-    }
+    if (err)
+        return drop(m, qp, err);
     qp->context = pd->context;
     qp->qp_context = attr->qp_context;
     qp->pd = pd;
@@ -653,10 +641,7 @@ EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_ma
 
 EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
-    int err = destroy(qp->context, EMU_DESTROY_QP, qp->handle);
-    if (!err)
-        free(qp);
-    return err;
+    return destroy(qp->context, EMU_DESTROY_QP, qp->handle, qp);
 }
 
 static int sges_to_emu(const struct ibv_sge *sg, int n, emu_sge *out)
@@ -668,119 +653,140 @@ static int sges_to_emu(const struct ibv_sge *sg, int n, emu_sge *out)
     return 0;
 }
 
-static int emu_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+/* What differs between posting send and receive work requests. */
+typedef struct wr_kind {
+    int op;                                        /* EMU_POST_SEND or EMU_POST_RECV */
+    int (*put)(emu_msg *m, int i, const void *wr); /* entry i of m: 0, or the errno refusing wr */
+    const void *(*next)(const void *wr);
+    void (*refuse)(void *bad_wr, const void *wr); /* *bad_wr = wr */
+} wr_kind;
+
+/* Posts the list from wr, EMU_MAX_WR a request. A WR the provider or the HCA refuses ends it
+ * with its errno in *bad_wr, those before it posted, as rdma-core's providers do. */
+static int post_list(struct ibv_qp *qp, const void *wr, void *bad_wr, const wr_kind *k)
 {
     emu_msg *m = new_msg();
     if (!m) {
-        *bad_wr = wr;
+        k->refuse(bad_wr, wr);
         return ENOMEM;
     }
     int err = 0;
     while (wr && !err) {
-        struct ibv_send_wr *first = wr;
+        const void *first = wr;
         int n = 0;
-        memset(&m->u.send, 0, sizeof m->u.send);
-        for (; wr && n < EMU_MAX_WR; wr = wr->next, n++) {
-            emu_send_wr *e = &m->u.send.wr[n];
-            e->wr_id = wr->wr_id, e->opcode = wr->opcode, e->send_flags = wr->send_flags;
-            e->num_sge = wr->num_sge;
-            e->remote_addr = wr->wr.rdma.remote_addr, e->rkey = wr->wr.rdma.rkey;
-            e->imm_data = wr->imm_data;
-            if ((err = sges_to_emu(wr->sg_list, wr->num_sge, e->sg)) != 0)
+        for (; wr && n < EMU_MAX_WR; wr = k->next(wr), n++)
+            if ((err = k->put(m, n, wr)) != 0)
                 break;
-            if (wr->send_flags & IBV_SEND_INLINE) { /* the CPU copies the bytes now */
-                size_t len = 0;
-                for (int i = 0; i < wr->num_sge; i++)
-                    len += wr->sg_list[i].length;
-                if (len > EMU_MAX_INLINE) {
-                    err = ENOMEM;
-                    break;
-                }
-                for (int i = 0; i < wr->num_sge; i++) {
-                    memcpy(e->inline_data + e->inline_len,
-                           (const void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
-                    e->inline_len += wr->sg_list[i].length;
-                }
-            }
-        }
-        if (err) { /* wr is the one the provider refused; post those before it */
-            fprintf(stderr, "verbs-emu: ibv_post_send: %s\n",
-                    err == ENOMEM ? "more sges or inline bytes than the device takes" : "bad WR");
-            if (n == 0)
-                break;
-        }
-        m->u.send.qp = qp->handle;
-        m->u.send.n = n;
-        int e = call(m, EMU_POST_SEND, ectx(qp->context)->handle, n);
+        if (err && n == 0)
+            break;
+        m->u.post.qp = qp->handle;
+        m->u.post.n = n;
+        m->u.post.bad = 0;
+        int e = call(m, k->op, ectx(qp->context)->handle, n);
         if (e) {
-            int bad = m->u.send.bad;
+            int bad = m->u.post.bad;
             wr = first;
             for (int i = 0; i < bad && wr; i++)
-                wr = wr->next;
+                wr = k->next(wr);
             err = e;
             break;
         }
     }
     free(m);
     if (err)
-        *bad_wr = wr;
+        k->refuse(bad_wr, wr);
     return err;
+}
+
+/* The bytes of an IBV_SEND_INLINE WR fit a request (any other WR fits). */
+static int inline_fits(const struct ibv_send_wr *wr)
+{
+    size_t len = 0;
+    for (int i = 0; (wr->send_flags & IBV_SEND_INLINE) && i < wr->num_sge; i++)
+        len += wr->sg_list[i].length;
+    return len <= EMU_MAX_INLINE;
+}
+
+static int put_send(emu_msg *m, int i, const void *w)
+{
+    const struct ibv_send_wr *wr = w;
+    emu_send_wr *e = &m->u.send.wr[i];
+    *e = (emu_send_wr){.wr_id = wr->wr_id,
+                       .opcode = wr->opcode,
+                       .send_flags = wr->send_flags,
+                       .num_sge = wr->num_sge,
+                       .remote_addr = wr->wr.rdma.remote_addr,
+                       .rkey = wr->wr.rdma.rkey,
+                       .imm_data = wr->imm_data};
+    if (sges_to_emu(wr->sg_list, wr->num_sge, e->sg) != 0 || !inline_fits(wr)) {
+        fprintf(stderr, "verbs-emu: ibv_post_send: more sges or inline bytes than the device "
+                        "takes\n");
+        return ENOMEM;
+    }
+    /* IBV_SEND_INLINE: the CPU copies the bytes now */
+    for (int j = 0; (wr->send_flags & IBV_SEND_INLINE) && j < wr->num_sge; j++) {
+        memcpy(e->inline_data + e->inline_len, (const void *)(uintptr_t)wr->sg_list[j].addr,
+               wr->sg_list[j].length);
+        e->inline_len += wr->sg_list[j].length;
+    }
+    return 0;
+}
+
+static int put_recv(emu_msg *m, int i, const void *w)
+{
+    const struct ibv_recv_wr *wr = w;
+    emu_recv_wr *e = &m->u.recv.wr[i];
+    *e = (emu_recv_wr){.wr_id = wr->wr_id, .num_sge = wr->num_sge};
+    return sges_to_emu(wr->sg_list, wr->num_sge, e->sg) != 0 ? EINVAL : 0;
+}
+
+static const void *send_next(const void *wr) { return ((const struct ibv_send_wr *)wr)->next; }
+static const void *recv_next(const void *wr) { return ((const struct ibv_recv_wr *)wr)->next; }
+static void send_refuse(void *bad_wr, const void *wr)
+{
+    *(struct ibv_send_wr **)bad_wr = (struct ibv_send_wr *)wr;
+}
+static void recv_refuse(void *bad_wr, const void *wr)
+{
+    *(struct ibv_recv_wr **)bad_wr = (struct ibv_recv_wr *)wr;
+}
+
+static int emu_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+    static const wr_kind sends = {
+        .op = EMU_POST_SEND, .put = put_send, .next = send_next, .refuse = send_refuse};
+    return post_list(qp, wr, bad_wr, &sends);
 }
 
 static int emu_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
-    emu_msg *m = new_msg();
-    if (!m) {
-        *bad_wr = wr;
-        return ENOMEM;
-    }
-    int err = 0;
-    while (wr && !err) {
-        struct ibv_recv_wr *first = wr;
-        int n = 0;
-        memset(&m->u.recv, 0, sizeof m->u.recv);
-        for (; wr && n < EMU_MAX_WR; wr = wr->next, n++) {
-            emu_recv_wr *e = &m->u.recv.wr[n];
-            e->wr_id = wr->wr_id, e->num_sge = wr->num_sge;
-            if ((err = sges_to_emu(wr->sg_list, wr->num_sge, e->sg)) != 0) {
-                err = EINVAL;
-                break;
-            }
-        }
-        if (err && n == 0)
-            break;
-        m->u.recv.qp = qp->handle;
-        m->u.recv.n = n;
-        int e = call(m, EMU_POST_RECV, ectx(qp->context)->handle, n);
-        if (e) {
-            int bad = m->u.recv.bad;
-            wr = first;
-            for (int i = 0; i < bad && wr; i++)
-                wr = wr->next;
-            err = e;
-            break;
-        }
-    }
-    free(m);
-    if (err)
-        *bad_wr = wr;
-    return err;
+    static const wr_kind recvs = {
+        .op = EMU_POST_RECV, .put = put_recv, .next = recv_next, .refuse = recv_refuse};
+    return post_list(qp, wr, bad_wr, &recvs);
 }
 
 /* --- what the emulated HCA does not have -------------------------------------------------- */
 
-#define NOT_EMULATED(what)                                                                         \
-    fprintf(stderr,                                                                                \
-            "verbs-emu: %s is not emulated (this lab needs RC QPs, polling and "                   \
-            "the verbs of its handout)\n",                                                         \
-            what)
+static void not_emulated(const char *what)
+{
+    fprintf(stderr,
+            "verbs-emu: %s is not emulated (this lab needs RC QPs, polling and the verbs of its "
+            "handout)\n",
+            what);
+}
+
+/* A verb that creates what the HCA does not have: NULL with errno EOPNOTSUPP. */
+static void *cannot_create(const char *what)
+{
+    not_emulated(what);
+    errno = EOPNOTSUPP;
+    return NULL;
+}
 
 EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 {
     (void)context;
-    NOT_EMULATED("ibv_create_comp_channel");
-    errno = EOPNOTSUPP;
-    return NULL;
+    return cannot_create("ibv_create_comp_channel");
 }
 EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
@@ -790,14 +796,14 @@ EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
     (void)channel, (void)cq, (void)cq_context;
-    NOT_EMULATED("ibv_get_cq_event");
+    not_emulated("ibv_get_cq_event");
     return -1;
 }
 EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents) { (void)cq, (void)nevents; }
 EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {
     (void)context, (void)event;
-    NOT_EMULATED("ibv_get_async_event");
+    not_emulated("ibv_get_async_event");
     errno = EOPNOTSUPP;
     return -1;
 }
@@ -805,9 +811,7 @@ EXPORT void ibv_ack_async_event(struct ibv_async_event *event) { (void)event; }
 EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
     (void)pd, (void)attr;
-    NOT_EMULATED("ibv_create_ah (UD)");
-    errno = EOPNOTSUPP;
-    return NULL;
+    return cannot_create("ibv_create_ah (UD)");
 }
 EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 {
@@ -817,9 +821,7 @@ EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
     (void)pd, (void)attr;
-    NOT_EMULATED("ibv_create_srq");
-    errno = EOPNOTSUPP;
-    return NULL;
+    return cannot_create("ibv_create_srq");
 }
 EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 {

@@ -177,6 +177,11 @@ typedef struct emu_msg {
             uint32_t qp;
             int n;
             int bad; /* out: index of the first work request not posted */
+        } post;      /* POST_SEND, POST_RECV: the head both lists below begin with */
+        struct {
+            uint32_t qp;
+            int n;
+            int bad; /* out: index of the first work request not posted */
             emu_send_wr wr[EMU_MAX_WR];
         } send;
         struct {
