@@ -2,6 +2,7 @@
 fails every correctness check, and each typical mistake (tests/labs/mutants/labNN.py) is
 caught by the checks named for it."""
 
+import collections
 import itertools
 import json
 import os
@@ -16,6 +17,9 @@ from tests.labs.mutants import all_mutants
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+# Seconds of grading per lab in this run, summed over every grade() (each lab's share of
+# the suite's time; docs/writing-a-lab.md states the budget).
+SPENT = collections.Counter()
 
 
 def labs_with_solutions():
@@ -40,7 +44,9 @@ def grade(lab, *args, label=None):
         with open(out, encoding="utf-8") as f:
             res = json.load(f)
     what = label or " ".join(args) or "skeleton"
-    print(f"  [{time.monotonic() - start:5.1f} s] {lab} {what}", file=sys.stderr, flush=True)
+    took = time.monotonic() - start
+    SPENT[lab] += took
+    print(f"  [{took:5.1f} s] {lab} {what}", file=sys.stderr, flush=True)
     return proc.returncode, res, proc.stdout
 
 
@@ -130,6 +136,12 @@ def grade_mutants(item):
                                  *mutant.caught_by, label=f"mutant '{mutant.name}'")
         out.append((lab, mutant, rc, res, log))
     return out
+
+
+def tearDownModule():
+    if SPENT:
+        rows = "  ".join(f"{lab} {t:.0f}" for lab, t in SPENT.most_common())
+        print(f"\nseconds of grading per lab, most first: {rows}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
