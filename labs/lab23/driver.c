@@ -33,6 +33,7 @@ typedef struct block_args {
     float *dx;
     lab23_grads g;
     lab23_saved saved;
+    double macs; /* out: the given lab23_matmul's multiply-adds in this call */
 } block_args;
 
 typedef struct model_args {
@@ -46,28 +47,39 @@ typedef struct model_args {
 
 #ifdef CL_STUDENT_SIDE
 
+/* Each block call also says how many multiply-adds the given matmul did in it. */
+static cl_result counted(block_args *a, cl_result rc, double before)
+{
+    a->macs = lab23_matmul_macs() - before;
+    return rc;
+}
+
 static cl_result tp_forward(cl_comm *c, void *args)
 {
     block_args *a = args;
-    return lab23_tp_forward(c, &a->d, &a->w, a->x, a->y, &a->saved);
+    double m0 = lab23_matmul_macs();
+    return counted(a, lab23_tp_forward(c, &a->d, &a->w, a->x, a->y, &a->saved), m0);
 }
 
 static cl_result tp_backward(cl_comm *c, void *args)
 {
     block_args *a = args;
-    return lab23_tp_backward(c, &a->d, &a->w, &a->saved, a->dy, a->dx, &a->g);
+    double m0 = lab23_matmul_macs();
+    return counted(a, lab23_tp_backward(c, &a->d, &a->w, &a->saved, a->dy, a->dx, &a->g), m0);
 }
 
 static cl_result sp_forward(cl_comm *c, void *args)
 {
     block_args *a = args;
-    return lab23_sp_forward(c, &a->d, &a->w, a->x, a->y, &a->saved);
+    double m0 = lab23_matmul_macs();
+    return counted(a, lab23_sp_forward(c, &a->d, &a->w, a->x, a->y, &a->saved), m0);
 }
 
 static cl_result sp_backward(cl_comm *c, void *args)
 {
     block_args *a = args;
-    return lab23_sp_backward(c, &a->d, &a->w, &a->saved, a->dy, a->dx, &a->g);
+    double m0 = lab23_matmul_macs();
+    return counted(a, lab23_sp_backward(c, &a->d, &a->w, &a->saved, a->dy, a->dx, &a->g), m0);
 }
 
 static cl_result model(cl_comm *c, void *args)
@@ -241,6 +253,7 @@ typedef struct buffers {
 /* What one call pair (forward, backward) of one implementation showed on this rank. */
 typedef struct sample {
     double fwd_s, bwd_s, saved, leaked, fwd_sent, bwd_sent, anon_kib;
+    double macs[2];   /* the given matmul's multiply-adds in forward, backward */
     double wrong[6];  /* y, dx, da, db, dgamma, dbeta */
     double changed;   /* inputs and parameters written by the call */
     double failed[2]; /* ranks whose forward, backward returned a failure */
@@ -317,6 +330,7 @@ static cl_result one_pair(cl_run *run, cl_comm *c, const shapes *s, const buffer
         goto done;
     }
     out->fwd_sent = sent_bytes(c);
+    out->macs[0] = a.macs;
     buffers_now(c, &now);
     int nsaved;
     buffers_new(&before, &now, &out->saved, &nsaved);
@@ -341,6 +355,7 @@ static cl_result one_pair(cl_run *run, cl_comm *c, const shapes *s, const buffer
     a.g = (lab23_grads){.gamma = b->dgamma, .beta = b->dbeta, .a = b->da, .b = b->db};
     CL_TRY(call(c, im->bwd, &a, &out->bwd_s, &out->failed[1], out->why[1], sizeof out->why[1]));
     out->bwd_sent = sent_bytes(c);
+    out->macs[1] = a.macs;
     buffers_now(c, &now);
     int nleft;
     buffers_new(&before, &now, &out->leaked, &nleft);
@@ -422,12 +437,14 @@ static void report_impl(cl_run *run, cl_comm *c, const impl *im, const sample *s
                         const sample *warm)
 {
     double fwd[MAX_REPEATS], bwd[MAX_REPEATS], step[MAX_REPEATS],
-        saved = 0, leaked = 0, fsent = 0, bsent = 0, anon = 0, changed = 0, wrong[6] = {0};
+        saved = 0, leaked = 0, fsent = 0, bsent = 0, anon = 0, changed = 0, wrong[6] = {0},
+        macs[2] = {0};
     for (int i = 0; i < reps; i++) {
         fwd[i] = sm[i].fwd_s, bwd[i] = sm[i].bwd_s, step[i] = sm[i].fwd_s + sm[i].bwd_s;
         saved = fmax(saved, sm[i].saved), leaked = fmax(leaked, sm[i].leaked);
         fsent = fmax(fsent, sm[i].fwd_sent), bsent = fmax(bsent, sm[i].bwd_sent);
         anon = fmax(anon, sm[i].anon_kib), changed += sm[i].changed;
+        macs[0] = fmax(macs[0], sm[i].macs[0]), macs[1] = fmax(macs[1], sm[i].macs[1]);
         for (int k = 0; k < 6; k++)
             wrong[k] += sm[i].wrong[k];
     }
@@ -439,6 +456,8 @@ static void report_impl(cl_run *run, cl_comm *c, const impl *im, const sample *s
     cl_col_int(row, "saved_bytes", (long long)saved);
     cl_col_int(row, "fwd_sent_bytes", (long long)fsent);
     cl_col_int(row, "bwd_sent_bytes", (long long)bsent);
+    cl_col_int(row, "fwd_macs", (long long)macs[0]);
+    cl_col_int(row, "bwd_macs", (long long)macs[1]);
     for (int k = 0; k < 6; k++)
         cl_col_int(row, wrong_names[k], (long long)wrong[k]);
     cl_col_int(row, "input_changed", (long long)changed);

@@ -71,6 +71,9 @@ void lab23_layernorm_backward(const float *x, const float *gamma, const float *d
 void lab23_matmul(int m, int n, int k, const float *a, int ta, const float *b, int tb, float *c,
                   int accumulate);
 
+/* The multiply-adds lab23_matmul has done in this process so far (m x n x k a call). */
+double lab23_matmul_macs(void);
+
 /* v = GeLU(u) (tanh form), and du = dv x GeLU'(u); n elements. These can't fail. */
 void lab23_gelu(const float *u, float *v, size_t n);
 void lab23_gelu_backward(const float *u, const float *dv, float *du, size_t n);
