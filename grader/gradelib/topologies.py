@@ -24,6 +24,17 @@ def random_perms(gpus, count, rng=None):
     return out
 
 
+def perms_splitting_halves(gpus, count, rng=None):
+    """random_perms(gpus, count), one at least with GPUs of both halves (0 to gpus/2 - 1 and
+    the rest) among its first gpus/2: on the chapter's server the halves are the NVLink
+    domains, so that index order cannot be the chapter's fix on every copy."""
+    half = set(range(gpus // 2))
+    while True:
+        perms = random_perms(gpus, count, rng)
+        if any(set(p[:gpus // 2]) not in (half, set(range(gpus)) - half) for p in perms):
+            return perms
+
+
 def relabelled_text(node, perm):
     """The topo -m text of node (devices, links) with new GPU i = recorded GPU perm[i]; NICs
     keep their order and their names (NIC Legend). GPUs come first in every recorded file."""

@@ -650,7 +650,7 @@ def apply_fixes(state, findings):
 # Each fault kind, and how many ways this model has of breaking it.
 VARIANTS = {"pfc": 3, "trust": 1, "dscp_map": 2, "buffer": 1, "mtu": 2, "ecn_np": 2,
             "ecn_rp": 2, "cnp": 2, "roce_tos": 2, "link": 1, "nccl_ib_tc": 3,
-            "nccl_gid_index": 2, "nccl_ib_hca": 4, "sw_trust": 1, "sw_pfc": 3, "sw_ecn": 4,
+            "nccl_gid_index": 3, "nccl_ib_hca": 4, "sw_trust": 1, "sw_pfc": 3, "sw_ecn": 4,
             "sw_cnp": 2}
 
 
@@ -707,6 +707,9 @@ def _break(state, rng, code, v, h, n):
             h["env"]["NCCL_IB_GID_INDEX"] = rng.choice(["0", "1", "2"])
         else:  # one NIC also has an IPv6 address: no single index fits
             h["env"]["NCCL_IB_GID_INDEX"] = "3"
+            if v == 2:  # not on the first NIC, whose index alone would look right
+                fabric = [x for x in h["nics"] if is_fabric(state, x)]
+                n = n if n is not fabric[0] else rng.choice(fabric[1:])
             n["extra_gids"] = ["fd00:%x::%x" % (rng.randrange(1, 99), rng.randrange(1, 999))]
     elif code == "nccl_ib_hca":
         devs = sorted(x["dev"] for x in h["nics"] if is_fabric(state, x))

@@ -104,11 +104,19 @@ def replay_incast(row, line):
     return None
 
 
-def random_params(rng):
-    return dict(g=rng.choice([1 / 512, 1 / 256, 1 / 64, 1 / 16]), alpha_us=rng.choice([1, 10, 55]),
-                timer_us=rng.choice([7, 20, 55]), byte_kb=rng.choice([20, 64, 150]),
-                f=rng.randint(1, 5), rai=rng.choice([5, 40, 100]), rhai=rng.choice([50, 400, 1000]),
-                min_rate=rng.choice([10, 100, 1000]))
+def random_params(rng, lively=False):
+    """Fresh settings. lively: a fast recovery of 2-3 events, a timer and a byte counter that
+    fire often and a small hyper-increase step, so that fast recovery and the hyper increase
+    (i steps of R_HAI) both show within the run, under the line rate."""
+    params = dict(g=rng.choice([1 / 512, 1 / 256, 1 / 64, 1 / 16]),
+                  alpha_us=rng.choice([1, 10, 55]), timer_us=rng.choice([7, 20, 55]),
+                  byte_kb=rng.choice([20, 64, 150]), f=rng.randint(1, 5),
+                  rai=rng.choice([5, 40, 100]), rhai=rng.choice([50, 400, 1000]),
+                  min_rate=rng.choice([10, 100, 1000]))
+    if lively:
+        params.update(f=rng.randint(2, 3), timer_us=rng.choice([7, 20]),
+                      byte_kb=rng.choice([20, 64]), rhai=rng.choice([50, 400]))
+    return params
 
 
 @lab.check("sim.rp", "Reaction point: every step's rate, target and alpha as the paper's rules",
@@ -116,8 +124,9 @@ def random_params(rng):
 def sim_rp(ctx):
     rng = random.Random()
     steps, flows = 3000, 2
+    lively = rng.choice([100, 400])
     cases = [dict(seed=rng.randrange(1 << 30), steps=steps, flows=flows, line=line,
-                  **random_params(rng)) for line in (25, 100, 400)]
+                  **random_params(rng, line == lively)) for line in (25, 100, 400)]
     rows = ctx.run_cases("rp", cases)
     for case, row in zip(cases, rows):
         what = f"line {case['line']} Gb/s, " + ", ".join(

@@ -185,8 +185,8 @@ def params(m):
     return 12.0 * m["layers"] * m["hidden"] ** 2 + m["vocab"] * m["hidden"]
 
 
-def fits(m, n):
-    """Some plan of the handout's rules fits in memory (the harness searches them all)."""
+def layouts(m, n):
+    """(tp, cp, pp) of every plan the handout's rules allow for model m on n GPUs."""
     divisors = [d for d in range(1, n + 1) if n % d == 0]
     for tp in divisors:
         for cp in divisors:
@@ -195,14 +195,21 @@ def fits(m, n):
                     continue
                 if cp > 1 and m["seq"] % (2 * cp):
                     continue
-                dp = n // (tp * cp * pp)
-                if m["batch"] % (dp * m["micro"]):
+                if m["batch"] % (n // (tp * cp * pp) * m["micro"]):
                     continue
-                mem = 16 * params(m) / (tp * pp) + \
-                    34 * m["seq"] * m["micro"] * m["hidden"] * m["layers"] / (tp * cp)
-                if mem <= MEM_GB * 1e9:
-                    return True
-    return False
+                yield tp, cp, pp
+
+
+def fits_as(m, tp, cp, pp):
+    """Whether the plan's parameters, gradients, optimizer states and activations fit a GPU."""
+    mem = 16 * params(m) / (tp * pp) + \
+        34 * m["seq"] * m["micro"] * m["hidden"] * m["layers"] / (tp * cp)
+    return mem <= MEM_GB * 1e9
+
+
+def fits(m, n):
+    """Some plan of the handout's rules fits in memory (the harness searches them all)."""
+    return any(fits_as(m, *plan) for plan in layouts(m, n))
 
 
 def random_scenario(rng):
@@ -217,15 +224,29 @@ def random_scenario(rng):
             return n, m
 
 
+def memory_bound_scenario(rng):
+    """A fresh scenario where memory binds: at most a fifth of the plans fit, and none inside
+    one node's NVLink without pipeline stages (pp = 1, tp * cp <= 8), so a planner that ignores
+    memory picks one that does not fit."""
+    while True:
+        n, m = random_scenario(rng)
+        plans = list(layouts(m, n))
+        fitting = [(tp, cp, pp) for tp, cp, pp in plans if fits_as(m, tp, cp, pp)]
+        if len(fitting) <= len(plans) / 5 and not any(pp == 1 and tp * cp <= 8
+                                                      for tp, cp, pp in fitting):
+            return n, m
+
+
 @lab.check("sim.plan", "Your plans' simulated steps within 5% of the best plans (DGX H100)",
            points=30, backend="sim", kind="performance", timeout=120)
 def sim_plan(ctx):
     seed = random.randrange(1 << 30)
     ctx.log(f"random models from seed {seed}")
     rng = random.Random(seed)
+    scenarios = [random_scenario(rng) for _ in range(SCENARIOS)]
+    scenarios.insert(rng.randint(0, SCENARIOS), memory_bound_scenario(rng))
     mine, best = [], []
-    for i in range(SCENARIOS):
-        n, m = random_scenario(rng)
+    for i, (n, m) in enumerate(scenarios):
         args = ["--system", CLUSTER] + [x for k, v in m.items() for x in (f"--{k}", str(v))]
         data = ctx.run_lab("plan", args, ranks=n, backend="sim", name=f"plan-{i}.json")
         row = data["rows"][0]

@@ -8,6 +8,7 @@ held from its trace of the call, and scores the bucket with the model of
 labs/lab22/harness_bucket.c against the best bucket, found in the same run.
 """
 
+import math
 import random
 
 from gradelib import CheckFailed, Lab, answers, expect
@@ -148,6 +149,41 @@ def random_cluster(rng):
                       free_bytes=rng.choice((0.5e9, 1e9, 2e9, 4e9, 8e9)))
 
 
+def modelled_step(c, s):
+    """The handout's step with buckets of s elements: forward, backward, and the buckets'
+    ReduceScatters queued on the link behind it."""
+    psi, tb, nb = c["params"], c["backward_s"], math.ceil(c["params"] / s)
+
+    def ring(x):
+        return (c["ranks"] - 1) * (c["alpha_s"] + x * c["elem_bytes"] / c["ranks"] /
+                                   c["bytes_per_s"])
+    if nb <= 1:
+        return tb / 2 + tb + ring(psi)
+    fill, send = tb * s / psi, ring(s)
+    link = max(fill + (nb - 1) * send, (nb - 1) * fill + send)
+    return tb / 2 + max(tb, link) + ring(psi - (nb - 1) * s)
+
+
+def bucket_matters(c):
+    """Whether the largest bucket that fits and DeepSpeed's default (5e8 elements) are both
+    well off the best bucket (best step / theirs below 0.95), searched on a geometric grid
+    and at the sizes that split the model evenly."""
+    smax = min(c["params"], math.floor(c["free_bytes"] / (2 * c["elem_bytes"])))
+    sizes = [math.floor(smax ** (i / 400)) for i in range(401)]
+    sizes += [math.ceil(c["params"] / m) for m in range(1, 2049)
+              if math.ceil(c["params"] / m) <= smax]
+    best = min(modelled_step(c, x) for x in sizes)
+    return all(best / modelled_step(c, x) < 0.95 for x in (smax, min(5e8, smax)))
+
+
+def bucket_bound_cluster(rng):
+    """A fresh scenario where the bucket matters (bucket_matters)."""
+    while True:
+        name, case = random_cluster(rng)
+        if bucket_matters(case):
+            return name, case
+
+
 @lab.check("cpu.buckets", "Your buckets for random models on recorded clusters", points=0,
            timeout=60)
 def cpu_buckets(ctx):
@@ -155,6 +191,7 @@ def cpu_buckets(ctx):
     ctx.log(f"random clusters from seed {seed}")
     rng = random.Random(seed)
     scen = [random_cluster(rng) for _ in range(SCENARIOS)]
+    scen.insert(rng.randint(0, SCENARIOS), bucket_bound_cluster(rng))
     return scen, ctx.run_cases("bucket", [c for _, c in scen])
 
 

@@ -55,7 +55,17 @@ def as_text(buckets):
     return "|".join(",".join(str(i) for i in b) for b in buckets)
 
 
-def random_case(rng):
+def random_case(rng, at_cap=False):
+    """A fresh case. at_cap: the first bucket's cap is reached exactly by a proper prefix of
+    the order the buckets are built in, so that a bucket closed only over its cap shows."""
+    if at_cap:
+        case, sizes, order = random_case(rng)
+        n = len(sizes)
+        if n < 2:
+            return random_case(rng, at_cap=True)
+        built = list(reversed(order)) if case["last_small"] else order
+        case["first_cap"] = float(sum(sizes[i] for i in built[:rng.randint(1, n - 1)]))
+        return case, sizes, order
     n = rng.choice([1, 2, 3, rng.randint(4, 40), rng.randint(40, 300)])
     sizes = [4 * (rng.randint(1, 4096) if rng.random() < 0.3 else rng.randint(1, 1 << 22))
              for _ in range(n)]
@@ -87,6 +97,7 @@ def cpu_assign(ctx):
     ctx.log(f"random cases from seed {seed}")
     rng = random.Random(seed)
     made = [random_case(rng) for _ in range(40)]
+    made.insert(rng.randint(0, 40), random_case(rng, at_cap=True))
     bad = dict(sizes="4096,4096", order="0,1", first_cap=0.0, cap=1048576.0, last_small=0)
     rows = ctx.run_cases("assign", [c for c, _, _ in made] + [bad])
     for i, ((case, sizes, order), row) in enumerate(zip(made, rows)):
