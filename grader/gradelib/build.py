@@ -63,6 +63,12 @@ def sanitizers():
     return os.environ.get("COMMLAB_GRADE_SAN") == "1"
 
 
+def slowdown():
+    """How much longer than its limits a check may take: instrumented programs run a few
+    times slower, and the sanitizer suite asks about memory, not time."""
+    return 3.0 if sanitizers() else 1.0
+
+
 def first_errors(text, n=12):
     """Returns the first n lines that look like compiler or make errors (with the line
     before each as context), or the last n lines when none does."""

@@ -96,7 +96,7 @@ class Context:
         left = TIMER.remaining()
         if left <= 0:
             raise TIMER.expired_error("starting " + os.path.basename(str(argv[0])))
-        limit = left if timeout is None else min(timeout, left)
+        limit = left if timeout is None else min(timeout * buildmod.slowdown(), left)
         run_env = env
         if buildmod.sanitizers() and not self.limits.official:
             # sanitizer builds of the student's program are dynamic and cannot be filtered
@@ -113,7 +113,8 @@ class Context:
         self.commands.append(res.command)
         self.results.append(res)
         self._log_result(res)
-        check_limit_hit = res.timed_out and (timeout is None or timeout >= left)
+        check_limit_hit = res.timed_out and (timeout is None or
+                                             timeout * buildmod.slowdown() >= left)
         if check_limit_hit:
             err = TIMER.expired_error("running a command")
             err.command = res.command
@@ -157,7 +158,9 @@ class Context:
         """
         name = name or f"{mode}-{backend or 'none'}{'-' + str(ranks) if ranks else ''}.json"
         out = self.out(name)
-        left = TIMER.remaining() if timeout is None else min(timeout, TIMER.remaining())
+        left = TIMER.remaining()
+        if timeout is not None:
+            left = min(timeout * buildmod.slowdown(), left)
         argv = [mode, *[str(a) for a in args], "--json", out,
                 "--deadline", f"{max(1.0, left - DEADLINE_MARGIN):.1f}"]
         if backend:

@@ -195,6 +195,8 @@ class Engine:
                 limit = chk.timeout
                 if self.opt.timeout_cap and not self.opt.official:
                     limit = min(limit, self.opt.timeout_cap)
+                if not self.opt.official:
+                    limit *= buildmod.slowdown()
                 TIMER.arm(limit)
                 value = chk.func(ctx, parent.value) if parent else chk.func(ctx)
             finally:
