@@ -47,10 +47,11 @@ cl_result cl_library_coll_busbw(cl_run *run, cl_comm *c, cl_comm *all, cl_coll_k
     const cl_opts *o = cl_run_opts(run);
     int p = cl_comm_size(c), me = cl_comm_rank(c), gather = kind == CL_COLL_ALLGATHER;
     size_t block = count / (size_t)p, sent = gather ? block : count;
-    void *send, *recv, *scratch;
-    CL_CHECK(cl_mem_alloc(c, sent * sizeof(float), &send));
-    CL_CHECK(cl_mem_alloc(c, count * sizeof(float), &recv));
-    CL_CHECK(cl_mem_alloc(c, 4096, &scratch));
+    void *send = NULL, *recv = NULL, *scratch = NULL;
+    cl_result rc = CL_OK;
+    CL_TRY(cl_mem_alloc(c, sent * sizeof(float), &send));
+    CL_TRY(cl_mem_alloc(c, count * sizeof(float), &recv));
+    CL_TRY(cl_mem_alloc(c, 4096, &scratch));
     cl_coll_args a = {.sendbuf = send,
                       .recvbuf = recv,
                       .count = count,
@@ -65,19 +66,24 @@ cl_result cl_library_coll_busbw(cl_run *run, cl_comm *c, cl_comm *all, cl_coll_k
         uint64_t seed;
         size_t w;
         double t;
-        CL_CHECK(cl_fresh_seed(run, c, &seed));
-        CL_CHECK(
+        CL_TRY(cl_fresh_seed(run, c, &seed));
+        CL_TRY(
             cl_fill(c, send, sent, CL_FLOAT32, CL_SUM, seed, me, gather ? (size_t)me * block : 0));
-        CL_CHECK(cl_library_coll(c, kind, &a)); /* the warm-up, checked */
-        CL_CHECK(count_wrong(c, kind, recv, count, seed, &w));
+        CL_TRY(cl_library_coll(c, kind, &a)); /* the warm-up, checked */
+        CL_TRY(count_wrong(c, kind, recv, count, seed, &w));
         bad += w;
-        CL_CHECK(timed_calls(c, all, kind, &a, o->iters, &t));
+        CL_TRY(timed_calls(c, all, kind, &a, o->iters, &t));
         busbw[r] =
             t > 0 ? (double)count * sizeof(float) / t / 1e9 * cl_coll_busbw_factor(kind, p) : 0;
     }
     *wrong = (double)bad;
-    CL_CHECK(cl_agree_sum(all, wrong, 1));
-    CL_CHECK(cl_mem_free(c, scratch));
-    CL_CHECK(cl_mem_free(c, recv));
-    return cl_mem_free(c, send);
+    CL_TRY(cl_agree_sum(all, wrong, 1));
+done:
+    if (scratch)
+        cl_mem_free(c, scratch);
+    if (recv)
+        cl_mem_free(c, recv);
+    if (send)
+        cl_mem_free(c, send);
+    return rc;
 }
