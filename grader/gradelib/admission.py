@@ -4,8 +4,9 @@ On a shared login node twenty students grade at once on a few cores. A check tha
 ranks busy-polls its cores; two such checks on two cores halve each other and time out, and
 a performance check measured beside another is meaningless. So every check asks for CPU
 units before it starts: a performance check asks for the whole machine, a check of MPI or
-GPU ranks for two units, anything else for one. Checks enter in the order they asked
-(first come, first served); the time a check spends queued is not part of its time limit.
+GPU ranks for two units, anything else for one; a CPU correctness check starts with one and
+asks for the second when it starts MPI ranks. Checks enter in the order they asked (first
+come, first served); the time a check spends queued is not part of its time limit.
 
 The state is one small file, changed under an exclusive lock, in a folder every user can
 write (COMMLAB_ADMISSION_DIR, default /tmp/commlab-admission). Holders whose process is
@@ -36,11 +37,19 @@ def capacity():
 
 
 def units_for(check):
-    """The CPU units a check asks for, and whether it needs the machine alone."""
+    """The CPU units a check asks for first, and whether it needs the machine alone."""
     # Virtual time does not care what else runs: a simulated measurement needs no machine.
     if check.kind == "performance" and check.backend != "sim":
         return capacity(), True
+    # A CPU correctness check that parses or computes runs one process at a time; it asks
+    # for the second unit when it starts MPI ranks (Ticket.grow, from ctx.mpirun). Decisions
+    # and questions may time what they run, so they keep their two units throughout.
+    if check.kind == "correctness" and check.backend == "cpu":
+        return 1, False
     return (2 if check.backend in ("cpu", "gpu", "net", "cluster") else 1), False
+
+
+MPI_UNITS = 2     # what a check holds while its MPI ranks busy-poll
 
 
 def _folder():
@@ -144,6 +153,18 @@ class Ticket:
         self.held = True
         self.waited = time.monotonic() - t0
         return self.waited
+
+    def grow(self, units, on_wait=None):
+        """Makes the share at least `units`: gives the smaller share back and queues again
+        at the end (never holding one share while waiting for another, so two growing
+        checks cannot block each other). Returns the seconds spent waiting."""
+        want = min(units, self.cap) if self.cap else 0
+        if not self.held or want <= self.units:
+            return 0.0
+        self.release()
+        self.units = want
+        self.id = f"{os.getpid()}-{time.monotonic_ns()}"
+        return self.acquire(on_wait)
 
     def release(self):
         if not self.held and not self.cap:

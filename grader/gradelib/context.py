@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 
+from . import admission
 from . import build as buildmod
 from . import plot as plotmod
 from . import netns, runner
@@ -52,6 +53,8 @@ class Context:
         self.perf_fractions = []
         self.perf_messages = []
         self._background = []
+        self.ticket = None         # this check's share of the machine (admission.py)
+        self.waited = 0.0          # seconds it queued for more of it while running
         # Limits of every command the check runs (sandbox.py).
         self.limits = dataclasses.replace(limits or sandbox.default_limits())
         if check.backend == "gpu":
@@ -129,6 +132,9 @@ class Context:
         """Runs `mpirun -np ranks [--oversubscribe] [mpi_args] <program> args...` with the
         course's Open MPI settings (MPI_ENV) and returns its Result, as run() does."""
         prog = program or self.program
+        if self.ticket is not None:
+            with TIMER.stopped():
+                self.waited += self.ticket.grow(admission.MPI_UNITS)
         argv = ["mpirun", "-np", str(ranks)]
         if ranks > (os.cpu_count() or 1):
             argv.append("--oversubscribe")

@@ -190,6 +190,7 @@ class Engine:
         ticket = admission.Ticket(units, alone, f"{self.lab.name} {chk.id}")
         # Time spent waiting for the machine is not part of the check's limit.
         out.waited = ticket.acquire(getattr(self, "_progress", None) and self._progress.queued)
+        ctx.ticket = ticket
         try:
             try:
                 limit = chk.timeout
@@ -203,6 +204,7 @@ class Engine:
                 TIMER.disarm()
                 ctx.close()
                 ticket.release()
+                out.waited += ctx.waited
             out.value = value
             self._score(chk, ctx, out)
         except CheckSkipped as e:

@@ -63,6 +63,21 @@ class CheckTimer:
         raise self.expired_error("running the check's own code")
 
     @contextlib.contextmanager
+    def stopped(self):
+        """Stops the clock while the body runs (a wait for the machine is not the check's
+        time); the deadline moves on by as long as the body took."""
+        if self.deadline is None:
+            yield
+            return
+        left, limit = self.remaining(), self.limit
+        self.disarm()
+        try:
+            yield
+        finally:
+            self.arm(max(left, 0.0))
+            self.limit = limit
+
+    @contextlib.contextmanager
     def critical(self):
         """Defers the alarm while the body runs (used around process start and clean-up)."""
         self._depth += 1
