@@ -215,6 +215,21 @@ class Context:
                           found=status or "no status", command=res.command,
                           details=_tail_block(res))
 
+    def sanitizer_subset(self, items, keep=2):
+        """All of items, or under the sanitizers (COMMLAB_GRADE_SAN=1) only `keep` of them,
+        spread from first to last. For the candidates a decision check tries, the machines
+        it is scored on, the points it draws: that suite asks whether every code path is
+        memory-safe, not how good a choice is, and each item runs the same paths. A
+        thinner grid can only make its best point worse, and fewer machines or points only
+        leave fewer cases to score: a correct choice never loses marks by it."""
+        items = list(items)
+        if not buildmod.sanitizers() or len(items) <= keep:
+            return items
+        if keep <= 1:
+            return items[:1]
+        step = (len(items) - 1) / (keep - 1)
+        return [items[round(i * step)] for i in range(keep)]
+
     def run_cases(self, mode, cases, name=None, timeout=None):
         """Runs a cases mode on `cases` (dicts of key: value), one line each in a cases file,
         and returns the rows, one per case, in order."""

@@ -203,7 +203,7 @@ def sim_caps(ctx, runs):
         check_step(mine, f"{what}, your caps")
         mine_s = mine["rows"][0]["step_s"][0]
         best = (mine_s, "yours")
-        for cap in CHOICE_CAPS:
+        for cap in ctx.sanitizer_subset(CHOICE_CAPS):
             for first, c, last in grid(cap):
                 data = ctx.run_lab("step", base + ["--cap", str(c), "--first-cap", str(first),
                                                    "--last-small", str(last)],
