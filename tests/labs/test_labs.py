@@ -6,6 +6,7 @@ import collections
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -20,6 +21,9 @@ PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.execu
 # Seconds of grading per lab in this run, summed over every grade() (each lab's share of
 # the suite's time; docs/writing-a-lab.md states the budget).
 SPENT = collections.Counter()
+# Seconds each check ran (queueing excluded), summed over the run: where a lab's share goes.
+CHECK_SPENT = collections.Counter()
+PROGRESS = re.compile(r"^\[\d+/\d+\] (\S+) .*\((\d+\.\d+) s[,)]", re.M)
 
 
 def labs_with_solutions():
@@ -46,6 +50,8 @@ def grade(lab, *args, label=None):
     what = label or " ".join(args) or "skeleton"
     took = time.monotonic() - start
     SPENT[lab] += took
+    for check, seconds in PROGRESS.findall(proc.stdout):
+        CHECK_SPENT[f"{lab} {check}"] += float(seconds)
     print(f"  [{took:5.1f} s] {lab} {what}", file=sys.stderr, flush=True)
     return proc.returncode, res, proc.stdout
 
@@ -142,6 +148,10 @@ def tearDownModule():
     if SPENT:
         rows = "  ".join(f"{lab} {t:.0f}" for lab, t in SPENT.most_common())
         print(f"\nseconds of grading per lab, most first: {rows}", file=sys.stderr, flush=True)
+    if CHECK_SPENT:
+        rows = "  ".join(f"{c} {t:.0f}" for c, t in CHECK_SPENT.most_common(25))
+        print(f"seconds of running per check (queueing excluded), 25 most: {rows}",
+              file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
