@@ -303,10 +303,17 @@ static int seen_add(seen_set *s, uint64_t h1, uint64_t h2)
     return 1;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* Sorts v[0..n) ascending. The lists are a few dozen masks, and the search sorts
+ * three per plan it meets: insertion sort, without qsort's calls and copies. */
+static void sort_u64(uint64_t *v, int n)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    for (int i = 1; i < n; i++) {
+        uint64_t x = v[i];
+        int j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
 }
 
 /* Two hashes of the groups a plan makes: plans with the same groups cost the same. */
@@ -334,7 +341,7 @@ static void plan_key(const cl_sim_train_plan *p, int N, uint64_t *h1, uint64_t *
                             (1ull << p->gpu_of_rank[cl_sim_train_rank(p, x, d, s + 1)]);
                     v[n++] = g;
                 }
-        qsort(v + first, (size_t)(n - first), sizeof *v, cmp_u64);
+        sort_u64(v + first, n - first);
         v[n++] = ~0ull; /* separator */
     }
     (void)N;
