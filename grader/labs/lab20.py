@@ -27,7 +27,8 @@ FATTREE = "labs/lab20/systems/dgx-a100-fattree.conf"
 FATTREE_4 = "labs/lab20/systems/dgx-a100-fattree-4to1.conf"
 MOE_SYSTEMS = [("DGX A100, fat tree 1:1", FATTREE), ("DGX A100, fat tree 4:1", FATTREE_4),
                ("PCIe 8-GPU servers, leaf-spine", "pcie-8gpu")]
-MOE_ARGS = ["--tokens", "16,256,4096", "--skew", "0,0.3,0.6", "--budget", "0,0.01"]
+MOE_LAYERS = {"--tokens": ["16", "256", "4096"], "--skew": ["0", "0.3", "0.6"],
+              "--budget": ["0", "0.01"]}
 MOE_LOW, MOE_HIGH = 0.5, 0.8            # a layer's fraction: ramp of best time / your time
 MIB = 1 << 20
 
@@ -149,8 +150,9 @@ def sim_hier(ctx, _):
            points=25, backend="sim", kind="decision", timeout=150, parent="sim.correct")
 def sim_moe(ctx, _):
     series = {}
+    layers = [x for k, v in MOE_LAYERS.items() for x in (k, ",".join(ctx.sanitizer_subset(v)))]
     for label, system in ctx.sanitizer_subset(MOE_SYSTEMS, 1):
-        data = ctx.run_lab("moe", ["--system", system, *MOE_ARGS], ranks=64, backend="sim",
+        data = ctx.run_lab("moe", ["--system", system, *layers], ranks=64, backend="sim",
                            timeout=70, name=f"moe-{system.split('/')[-1]}.json")
         points = []
         for i, r in enumerate(data["rows"], 1):
