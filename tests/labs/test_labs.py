@@ -150,8 +150,8 @@ def tearDownModule():
         print(f"\nseconds of grading per lab, most first: {rows}", file=sys.stderr, flush=True)
     if CHECK_SPENT:
         rows = "  ".join(f"{c} {t:.0f}" for c, t in CHECK_SPENT.most_common(25))
-        print(f"seconds of running per check (queueing excluded), 25 most: {rows}",
-              file=sys.stderr, flush=True)
+        print(f"seconds of running per check (queueing excluded), {sum(CHECK_SPENT.values()):.0f}"
+              f" in all; the 25 most: {rows}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
