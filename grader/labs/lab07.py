@@ -103,8 +103,8 @@ def sim_reference(ctx):
         cases.append({"name": name, "base": name, "keys": keys, "ref": ref})
         if keys["topo"].endswith(".topo.txt"):
             node = ctx.load_json(f"node{i}.json")
-            copies = len(ctx.sanitizer_subset(range(COPIES), 1)) if keys["nodes"] == 1 else 1
-            for perm in perms_splitting_halves(8, copies):
+            perms = perms_splitting_halves(8, COPIES if keys["nodes"] == 1 else 1)
+            for perm in ctx.sanitizer_subset(perms, 1):
                 copy = dict(keys, topo=relabelled(ctx, name, node, perm))
                 cases.append({"name": f"{name} relabelled {''.join(map(str, perm))}",
                               "base": name, "keys": copy})

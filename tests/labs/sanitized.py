@@ -59,7 +59,7 @@ def sanitized_checks(checks):
     for c in checks:
         parts = c.id.split(".")
         family = ".".join(parts[:2]) if len(parts) > 2 and c.kind == "decision" else None
-        if c.kind == "performance" or (family and family in families):
+        if c.kind == "performance" or family in families:
             continue
         if family:
             families.add(family)
