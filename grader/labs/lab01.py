@@ -427,9 +427,11 @@ def cpu_perf(ctx, _):
     bench = ctx.run_lab("bench", ["--bytes", "4M", "--repeats", "15"], ranks=2, backend="cpu")
     check_transfers(bench)
     row = bench["rows"][0]
-    # The program interleaved the two loops (harness, yours, harness, ...) in one run.
-    perf_samples(ctx, student=row["student_gbps"], baseline=row["harness_gbps"], low=0.7,
-                 high=0.9, unit="GB/s", name="one-way bandwidth")
+    # The program interleaved the two loops (harness, yours, harness, ...) in one run. The
+    # reference is the harness's loop: its paired median lies within 0.93-1.07 on a quiet
+    # two-core machine; full marks from 0.85 leave room for a busier one.
+    perf_samples(ctx, student=row["student_gbps"], baseline=row["harness_gbps"], low=0.65,
+                 high=0.85, unit="GB/s", name="one-way bandwidth")
 
 
 @lab.check("sim.sweep", "Ping-pong on a simulated DGX A100 (NVSwitch)", points=0,

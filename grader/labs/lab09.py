@@ -157,9 +157,11 @@ def cpu_perf_memcpy(ctx):
 @lab.check("cpu.perf_mpi", "Ring bandwidth vs Open MPI's shared-memory path (4 MiB)",
            points=15, backend="cpu", kind="performance", timeout=150)
 def cpu_perf_mpi(ctx):
-    # The reference ring runs at 1.0-1.35x MPI's shared-memory path at 4 MiB, loaded or not.
+    # The ring copies twice where MPI's CMA path copies once, so the ratio depends on whether
+    # the two cores share a cache that holds the slots: the reference ring measured 0.7-3x
+    # on different two-core machines; rings of 64 B or 4 KiB chunks about 0.35x.
     row = bench(ctx, "4M", 9)
-    perf_samples(ctx, student=row["ring_gbps"], baseline=row["mpi_gbps"], low=0.6, high=0.9,
+    perf_samples(ctx, student=row["ring_gbps"], baseline=row["mpi_gbps"], low=0.4, high=0.6,
                  unit="GB/s", name=f"ring ({row['nslots']} x {row['chunk']} B) vs MPI "
                                    f"send/recv, 4 MiB")
     ctx.plot("lab09-bandwidth", {

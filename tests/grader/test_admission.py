@@ -36,6 +36,9 @@ class AdmissionTest(unittest.TestCase):
         self.assertEqual(admission.units_for(check("performance", "cpu")), (2, True))
         self.assertEqual(admission.units_for(check("performance", "sim")), (1, False))
         self.assertEqual(admission.units_for(check("correctness", "cpu")), (1, False))
+        # A check whose measurements a performance check scores is timed alone too.
+        self.assertEqual(admission.units_for(check("correctness", "cpu"), True), (2, True))
+        self.assertEqual(admission.units_for(check("correctness", "sim"), True), (1, False))
         self.assertEqual(admission.units_for(check("decision", "cpu")), (2, False))
         self.assertEqual(admission.units_for(check("correctness", "net")), (2, False))
 
