@@ -3,7 +3,7 @@
 On a shared login node twenty students grade at once on a few cores. A check that runs MPI
 ranks busy-polls its cores; two such checks on two cores halve each other and time out, and
 a performance check measured beside another is meaningless. So every check asks for CPU
-units before it starts: a performance check, and a check whose measurements one scores, asks
+units before it starts: a performance check, and a check whose measurements one scores (timed), asks
 for the whole machine, a check of MPI or GPU ranks for two units, anything else for one; a
 CPU correctness check starts with one and asks for the second when it starts MPI ranks. Checks enter in the order they asked (first
 come, first served); the time a check spends queued is not part of its time limit.
@@ -36,11 +36,10 @@ def capacity():
         return max(1, os.cpu_count() or 1)
 
 
-def units_for(check, feeds_performance=False):
-    """The CPU units a check asks for first, and whether it needs the machine alone.
-    feeds_performance: a performance check scores what this check measured."""
+def units_for(check):
+    """The CPU units a check asks for first, and whether it needs the machine alone."""
     # Virtual time does not care what else runs: a simulated measurement needs no machine.
-    if (check.kind == "performance" or feeds_performance) and check.backend != "sim":
+    if (check.kind == "performance" or check.timed) and check.backend != "sim":
         return capacity(), True
     # A CPU correctness check that parses or computes runs one process at a time; it asks
     # for the second unit when it starts MPI ranks (Ticket.grow, from ctx.mpirun). Decisions

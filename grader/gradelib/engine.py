@@ -186,8 +186,7 @@ class Engine:
                       inherited_commands=parent.commands if parent else (),
                       limits=self.limits)
         out.commands = ctx.commands
-        feeds = any(c.parent == chk.id and c.kind == "performance" for c in self.lab.checks)
-        units, alone = admission.units_for(chk, feeds)
+        units, alone = admission.units_for(chk)
         ticket = admission.Ticket(units, alone, f"{self.lab.name} {chk.id}")
         # Time spent waiting for the machine is not part of the check's limit.
         out.waited = ticket.acquire(getattr(self, "_progress", None) and self._progress.queued)

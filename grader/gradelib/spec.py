@@ -26,7 +26,7 @@ class Check:
     """One graded check: metadata plus the function that runs it."""
 
     def __init__(self, lab, id, title, func, points=0, backend="cpu", timeout=60,
-                 parent=None, needs=None, kind="correctness"):
+                 parent=None, needs=None, kind="correctness", timed=False):
         self.lab = lab
         self.id = id
         self.title = title
@@ -37,6 +37,8 @@ class Check:
         self.parent = parent
         self.needs = dict(needs or {})
         self.kind = kind
+        # What it measures is scored by a performance check (its child): it runs alone.
+        self.timed = timed
 
     @property
     def is_performance(self):
@@ -69,13 +71,15 @@ class Lab:
         self._by_id = {}
 
     def check(self, id, title, points=0, backend="cpu", timeout=60, parent=None,
-              needs=None, kind="correctness"):
-        """Decorator registering func(ctx) (or func(ctx, parent_value)) as a check.
+              needs=None, kind="correctness", timed=False):
+        """Decorator registering func(ctx) (or func(ctx, parent_value)) as a check. timed:
+        a performance check scores what this one measures, so it gets the machine alone.
 
         Raises SpecError at once for a duplicate id or an invalid field.
         """
         def register(func):
-            chk = Check(self, id, title, func, points, backend, timeout, parent, needs, kind)
+            chk = Check(self, id, title, func, points, backend, timeout, parent, needs, kind,
+                        timed)
             self._validate_fields(chk)
             if id in self._by_id:
                 raise SpecError(f"lab {self.name}: duplicate check id {id!r}")
@@ -117,7 +121,8 @@ class Lab:
             raise SpecError(f"{where}: not a function")
 
     def validate(self):
-        """Checks cross-references: parents exist and dependencies have no cycle.
+        """Checks cross-references: parents exist, a timed check has a performance child and
+        dependencies have no cycle.
 
         Raises SpecError on the first problem found.
         """
@@ -125,6 +130,10 @@ class Lab:
             if chk.parent is not None and chk.parent not in self._by_id:
                 raise SpecError(f"lab {self.name}: check {chk.id!r} has unknown parent "
                                 f"{chk.parent!r}")
+            if chk.timed and not any(c.parent == chk.id and c.is_performance
+                                     for c in self.checks):
+                raise SpecError(f"lab {self.name}: check {chk.id!r} is timed but no "
+                                f"performance check scores it")
         state = {}
         for chk in self.checks:
             self._visit(chk, state, [])

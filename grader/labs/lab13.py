@@ -113,7 +113,7 @@ def cpu_write(ctx):
 
 
 @lab.check("cpu.pingpong", "SEND/RECV ping-pong: fresh data both ways, one message each way",
-           points=10, backend="cpu", timeout=90)
+           points=10, backend="cpu", timeout=90, timed=True)
 def cpu_pingpong(ctx):
     data = ctx.run_lab("lat", ranks=2, backend="cpu")
     for r in data["rows"]:

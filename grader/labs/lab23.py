@@ -128,7 +128,8 @@ def case_of(m, rng):
 
 # --- checks ------------------------------------------------------------------------------------
 
-@lab.check("cpu.block", "The block runs on 2 and 4 MPI ranks", points=0, timeout=150)
+@lab.check("cpu.block", "The block runs on 2 and 4 MPI ranks", points=0, timeout=150,
+           timed=True)
 def cpu_block(ctx):
     return {2: ctx.run_lab("block", ["--repeats", "7"], ranks=2, backend="cpu"),
             4: ctx.run_lab("block", ["--repeats", "2"], ranks=4, backend="cpu")}

@@ -12,8 +12,8 @@ from gradelib import admission
 from gradelib.timer import CheckTimer
 
 
-def check(kind, backend):
-    return types.SimpleNamespace(kind=kind, backend=backend)
+def check(kind, backend, timed=False):
+    return types.SimpleNamespace(kind=kind, backend=backend, timed=timed)
 
 
 class AdmissionTest(unittest.TestCase):
@@ -37,8 +37,8 @@ class AdmissionTest(unittest.TestCase):
         self.assertEqual(admission.units_for(check("performance", "sim")), (1, False))
         self.assertEqual(admission.units_for(check("correctness", "cpu")), (1, False))
         # A check whose measurements a performance check scores is timed alone too.
-        self.assertEqual(admission.units_for(check("correctness", "cpu"), True), (2, True))
-        self.assertEqual(admission.units_for(check("correctness", "sim"), True), (1, False))
+        self.assertEqual(admission.units_for(check("correctness", "cpu", timed=True)), (2, True))
+        self.assertEqual(admission.units_for(check("correctness", "sim", timed=True)), (1, False))
         self.assertEqual(admission.units_for(check("decision", "cpu")), (2, False))
         self.assertEqual(admission.units_for(check("correctness", "net")), (2, False))
 

@@ -57,6 +57,17 @@ class SpecTest(unittest.TestCase):
         with self.assertRaisesRegex(SpecError, "cycle"):
             lab.validate()
 
+    def test_timed_needs_a_performance_child(self):
+        lab = Lab("t")
+        lab.check("run", "R", timed=True)(noop)
+        lab.check("ok", "O", parent="run")(noop)
+        with self.assertRaisesRegex(SpecError, "timed but no performance check"):
+            lab.validate()
+        lab.check("perf", "P", kind="performance", parent="run")(noop)
+        lab.validate()
+        self.assertTrue(lab.get("run").timed)
+        self.assertFalse(lab.get("ok").timed)
+
     def test_select_by_prefix_and_glob(self):
         lab = sample_lab()
         self.assertEqual(select(lab, []), [c.id for c in lab.checks])
