@@ -1,9 +1,9 @@
 /* driver.c: lab 07's plug-in: the student's plans, costed by the shared model of a training step.
  *
  *   lab07 plan      CASE       the student's plan for the case, and its cost
- *   lab07 reference CASE [layout=TP,PP,DP] [topo_json=OUT]   the index mapping's best
- *                              layout, the best plan the harness's own search finds, and
- *                              the node as read
+ *   lab07 reference CASE [layout=TP,PP,DP] [topo_json=OUT] [naive_only=1]   the index
+ *                              mapping's best layout, the best plan the harness's own
+ *                              search finds (not with naive_only) and the node as read
  *   lab07 cost      CASE tp= pp= dp= [order=tp-pp-dp] visible=3,6,..[;..] [p2p=NVL]
  *   lab07 split     tp= pp= dp= [order=]     the student's colours and keys of every rank
  *   lab07 visible   nodes= gpus= mapping=3,6,0,..   the student's CUDA_VISIBLE_DEVICES
@@ -340,7 +340,9 @@ static cl_result reference_case(cl_case *c)
     cl_sim_train_cost bc, nc, pc;
     const char *layout;
     int restricted = cl_case_str(c, "layout", &layout) == CL_OK;
+    double naive_only; /* a relabelled copy: its best is its base's, relabelled */
     cl_clear_error();
+    CL_CHECK(cl_case_num_or(c, "naive_only", 0, &naive_only));
     if (restricted && sscanf(layout, "%d,%d,%d", &only.tp, &only.pp, &only.dp) != 3) {
         cl_set_error("layout=%s: expected TP,PP,DP", layout);
         return CL_ERR_INVALID;
@@ -366,11 +368,14 @@ static cl_result reference_case(cl_case *c)
                 have = 1;
             }
         }
-    CL_CHECK(cl_sim_train_best(t, &cur.model, restricted ? &only : NULL, &best, &bc));
+    if (!naive_only)
+        CL_CHECK(cl_sim_train_best(t, &cur.model, restricted ? &only : NULL, &best, &bc));
     cl_row *row = cl_case_row(c);
-    col_launch(row, "best_", &best);
-    col_mapping(row, "best_gpu_of_rank", best.gpu_of_rank, N);
-    col_cost(row, "best_", &bc);
+    if (!naive_only) {
+        col_launch(row, "best_", &best);
+        col_mapping(row, "best_gpu_of_rank", best.gpu_of_rank, N);
+        col_cost(row, "best_", &bc);
+    }
     col_launch(row, "naive_", &naive);
     col_cost(row, "naive_", &nc);
     cl_col_int(row, "evaluations", cl_sim_train_evaluations(t));
