@@ -143,14 +143,14 @@ def bench(ctx, nbytes, repeats):
            backend="cpu", kind="performance", timeout=150)
 def cpu_perf_memcpy(ctx):
     # 64 MiB is larger than the last-level cache of common servers: memcpy then measures
-    # memory bandwidth, and so does the transport. On two idle cores the reference ring runs
-    # at 1.0-1.3x memcpy; it needs both cores at once, and with other load on the machine its
-    # paired median falls to 0.5-0.9x. Full marks from 0.6; a ring of tiny chunks stays
-    # near 0.1.
+    # memory bandwidth on one core, and the ring moves every chunk between two. Where the two
+    # cores share a cache the reference ring runs at 1.0-1.1x memcpy; where they sit across
+    # the chip's interconnect (a VM's vCPUs can land there from one run to the next) it fell
+    # to 0.27x on the same machine. Full marks from 0.2; a ring of 64 B chunks stays near 0.03.
     row = bench(ctx, "64M", 9)
     ctx.metric("mpi_gbps_median", statistics.median(row["mpi_gbps"]))
-    perf_samples(ctx, student=row["ring_gbps"], baseline=row["memcpy_gbps"], low=0.3,
-                 high=0.6, unit="GB/s",
+    perf_samples(ctx, student=row["ring_gbps"], baseline=row["memcpy_gbps"], low=0.08,
+                 high=0.2, unit="GB/s",
                  name=f"ring ({row['nslots']} x {row['chunk']} B) vs memcpy, 64 MiB")
 
 
@@ -161,7 +161,7 @@ def cpu_perf_mpi(ctx):
     # the two cores share a cache that holds the slots: the reference ring measured 0.7-3x
     # on different two-core machines; rings of 64 B or 4 KiB chunks about 0.35x.
     row = bench(ctx, "4M", 9)
-    perf_samples(ctx, student=row["ring_gbps"], baseline=row["mpi_gbps"], low=0.4, high=0.6,
+    perf_samples(ctx, student=row["ring_gbps"], baseline=row["mpi_gbps"], low=0.38, high=0.5,
                  unit="GB/s", name=f"ring ({row['nslots']} x {row['chunk']} B) vs MPI "
                                    f"send/recv, 4 MiB")
     ctx.plot("lab09-bandwidth", {
