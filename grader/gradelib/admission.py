@@ -3,10 +3,11 @@
 On a shared login node twenty students grade at once on a few cores. A check that runs MPI
 ranks busy-polls its cores; two such checks on two cores halve each other and time out, and
 a performance check measured beside another is meaningless. So every check asks for CPU
-units before it starts: a performance check, and a check whose measurements one scores (timed), asks
-for the whole machine, a check of MPI or GPU ranks for two units, anything else for one; a
-CPU correctness check starts with one and asks for the second when it starts MPI ranks. Checks enter in the order they asked (first
-come, first served); the time a check spends queued is not part of its time limit.
+units before it starts: a performance check, and a timed check (one whose measurements a
+performance check scores), asks for the whole machine, a check of MPI or GPU ranks for two
+units, anything else for one; a CPU correctness check starts with one and asks for the second
+when it starts MPI ranks. Checks enter in the order they asked (first come, first served);
+the time a check spends queued is not part of its time limit.
 
 The state is one small file, changed under an exclusive lock, in a folder every user can
 write (COMMLAB_ADMISSION_DIR, default /tmp/commlab-admission). Holders whose process is

@@ -18,12 +18,16 @@ def check_summed(row, what):
                           expected="the sum over the ranks, exactly", found="other values")
 
 
+def alone_s(row):
+    """Each sample's max(kernels alone, AllReduce alone): the step's baseline."""
+    return [max(k, a) for k, a in zip(row["kernels_s"], row["allreduce_s"])]
+
+
 def score_step(ctx, row, high, low, name):
     """Scores the step's samples against max(kernels alone, AllReduce alone), sample by
     sample: full marks at or under 1 / high times that, none from 1 / low."""
-    base = [max(k, a) for k, a in zip(row["kernels_s"], row["allreduce_s"])]
-    perf_samples(ctx, student=row["step_s"], baseline=base, higher_is_better=False, low=low,
-                 high=high, unit="s", name=name)
+    perf_samples(ctx, student=row["step_s"], baseline=alone_s(row), higher_is_better=False,
+                 low=low, high=high, unit="s", name=name)
 
 
 def cpu_step_checks(lab, check_step):
@@ -42,8 +46,7 @@ def cpu_step_checks(lab, check_step):
     def cpu_correct(ctx, data):
         check_step(data, "2 MPI ranks")
         row = data["rows"][0]
-        base = [max(k, a) for k, a in zip(row["kernels_s"], row["allreduce_s"])]
-        ratio = statistics.median(s / b for s, b in zip(row["step_s"], base))
+        ratio = statistics.median(s / b for s, b in zip(row["step_s"], alone_s(row)))
         ctx.metric("step_over_max_kernels_allreduce", round(ratio, 4))
         ctx.log(f"your step / max(kernels, AllReduce): {ratio:.2f} (median of paired ratios; "
                 f"reported, not scored, on cpu)")

@@ -51,7 +51,7 @@ class RelabelledCopies(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             rows = reference(tmp, [dict(k, topo_json=os.path.join(tmp, f"n{i}.json"))
                                    for i, (_, k) in enumerate(base)], "base")
-            copies, searched, derived = [], [], []
+            copies = []
             for i, ((name, keys), ref) in enumerate(zip(base, rows)):
                 with open(os.path.join(tmp, f"n{i}.json"), encoding="utf-8") as f:
                     node = json.load(f)
