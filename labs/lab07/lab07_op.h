@@ -1,4 +1,4 @@
-/* lab07_op.h: the harness's operation behind lab07_step_time() (model.c and driver.c). */
+/* lab07_op.h: the harness's operation behind lab07_step_time() (model.c and harness_model.c). */
 #ifndef COMMLAB_LAB07_OP_H
 #define COMMLAB_LAB07_OP_H
 
