@@ -1,24 +1,50 @@
-/* lab20_harness.h: lab 20's harness-side parts, shared by driver.c and the harness_*.c files. */
+/* lab20_harness.h: what lab 20's driver.c shares with its harness_*.c files.
+ *
+ * driver.c           the student's entries (both sides compile it) and the lab's table
+ * harness_tables.c   the collectives the suite runs, the lab's own modes and their options
+ * harness_pattern.c  the message patterns: the pairwise schedule and the two-level AlltoAll's
+ * harness_data.c     buffers, fresh inputs and checks, and the calls of both sides
+ * harness_hier.c     the hier and compare modes
+ * harness_moe.c      the moe mode: MoE layers planned and dispatched
+ */
 #ifndef COMMLAB_LAB20_HARNESS_H
 #define COMMLAB_LAB20_HARNESS_H
 
-#include <stdint.h>
-
-#include "harness/harness.h"
+#include "harness/coll_suite.h"
 #include "lab20_args.h"
+
+#ifndef CL_STUDENT_SIDE
+#include <stdint.h>
 
 #define LAB20_GUARD 64 /* poisoned elements after every output */
 
-/* The modes (harness_hier.c, harness_moe.c). */
-cl_result lab20_hier_verify(cl_run *run, cl_comm *comm);
-cl_result lab20_compare(cl_run *run, cl_comm *comm);
-cl_result lab20_moe_mode(cl_run *run, cl_comm *comm);
+/* --- harness_tables.c --- */
 
-/* Message patterns (driver.c): 1 when the rank's trace fits, else 0 and why. */
+extern const cl_coll_entry lab20_collectives[];
+extern const cl_mode lab20_modes[];
+extern const cl_option lab20_options[];
+
+/* --- harness_pattern.c --- */
+
+/* The suite's patterns (cl_coll_entry.pattern): the pairwise exchange's schedule. */
+int pairwise_pattern(const cl_comm *c, const cl_coll_args *a, const cl_trace_event *ev, int n,
+                     char *why, size_t len);
+int pairwise_v_pattern(const cl_comm *c, const cl_coll_args *a, const cl_trace_event *ev, int n,
+                       char *why, size_t len);
+
+/* Message patterns: 1 when the rank's trace fits, else 0 and why. */
 int lab20_pairwise_fits(const cl_comm *c, size_t block_bytes, const cl_trace_event *ev, int n,
                         char *why, size_t len);
 int lab20_hier_fits(const cl_comm *c, int local, size_t block_bytes, const cl_trace_event *ev,
                     int n, char *why, size_t len);
+
+/* --- the modes (harness_hier.c, harness_moe.c) --- */
+
+cl_result lab20_hier_verify(cl_run *run, cl_comm *comm);
+cl_result lab20_compare(cl_run *run, cl_comm *comm);
+cl_result lab20_moe_mode(cl_run *run, cl_comm *comm);
+
+/* --- harness_data.c --- */
 
 /* Ranks per node: --local, else the simulated system's GPUs per node, else 1. */
 cl_result lab20_local(cl_run *run, cl_comm *c, int *local);
@@ -67,5 +93,6 @@ cl_result lab20_library(cl_comm *c, const a2a *b, double *seconds);
 
 /* The argument blocks of the student's collectives on b. */
 void lab20_coll_args(const a2a *b, cl_coll_args *a);
+#endif
 
 #endif /* COMMLAB_LAB20_HARNESS_H */
