@@ -1,4 +1,12 @@
-/* lab27_harness.h: the harness's side of lab 27 (harness_ops.c, harness_ref.c, driver.c). */
+/* lab27_harness.h: the harness's side of lab 27.
+ *
+ * driver.c           the student's entries (both sides compile it) and the lab's table
+ * harness_ops.c      the lab's operations (lab_op): the collective, the fills, the checks and
+ *                    the elements the harness corrupts
+ * harness_ref.c      the harness's reference benchmark
+ * harness_sweep.c    the sweep mode: the reference and the student's benchmark, taking turns
+ * harness_compare.c  the compare mode: the student's before/after record of one change
+ */
 #ifndef COMMLAB_LAB27_HARNESS_H
 #define COMMLAB_LAB27_HARNESS_H
 
@@ -36,5 +44,9 @@ typedef struct lab27_ref_row {
     long long wrong[2], corrupted[2];
 } lab27_ref_row;
 cl_result lab27_ref_sweep(cl_comm *c, const lab27_config *cfg, lab27_ref_row ref[][9], int k);
+
+/* The modes (harness_sweep.c, harness_compare.c). */
+cl_result sweep_mode(cl_run *run, cl_comm *c);
+cl_result compare_case(cl_case *c);
 
 #endif /* COMMLAB_LAB27_HARNESS_H */
