@@ -2,7 +2,7 @@
 AllReduce on it.
 
 The rings live in the region the ranks' student programs share (cl_shared_region); the
-harness (labs/lab09/driver.c) fills every payload with fresh bytes in the sender's private
+harness (labs/lab09/harness_payload.c) fills every payload with fresh bytes in the sender's private
 buffer, which the receiving program cannot see, and checks every byte that arrives, so
 every verdict comes from the harness's JSON. The ring runs between two ends taking turns as
 fibers of a ThreadSanitizer build of the student's program (memory order), between two processes under

@@ -1,8 +1,9 @@
 # lab.mk: lab 09 also builds lab09-student-tsan, the student's program under ThreadSanitizer,
 # next to lab09-student (grader check cpu.race: `lab09 race --student .../lab09-student-tsan`).
 # The student's file, the plug-in's student side, ring.c and tsan.c are instrumented; the
-# runtime (libcommlab-student.a) is not. ThreadSanitizer links dynamically: the harness then
-# lets the program open files read-only (its loader's), as for any dynamic student program.
+# runtime (libcommlab-student.a) is not, and the plug-in's harness_*.c files stay out.
+# ThreadSanitizer links dynamically: the harness then lets the program open files read-only
+# (its loader's), as for any dynamic student program.
 #
 # In the student's file, the ways to switch ThreadSanitizer off are defined away: the
 # attributes become empty, the annotation calls name a function that does not exist (the
@@ -14,7 +15,8 @@ ifneq ($(SAN),1)
 
 LAB09_TSAN_FLAGS := $(filter-out -MMD -MP -O2,$(STUDENT_CFLAGS)) -Ilabs/lab09 -O1 -g \
                     -fsanitize=thread
-LAB09_TSAN_GIVEN := $(filter-out labs/lab09/lab09.c,$(wildcard labs/lab09/*.c))
+LAB09_TSAN_GIVEN := $(filter-out labs/lab09/lab09.c labs/lab09/harness_%.c,\
+                                 $(wildcard labs/lab09/*.c))
 LAB09_TSAN_OFF := -Dno_sanitize_thread= -D__no_sanitize_thread__= '-Dno_sanitize(x)=' \
                   '-D__no_sanitize__(x)=' -Ddisable_sanitizer_instrumentation= \
                   $(foreach f,__tsan_acquire __tsan_release __tsan_ignore_thread_begin \

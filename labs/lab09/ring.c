@@ -17,7 +17,7 @@ void lab09_ring_map(lab09_ring *r, void *mem, uint64_t nslots, size_t chunk)
 }
 
 /* Set while the race check runs both ends of the rings in one thread, taking
- * turns (driver.c): a wait hands over to the other end there. */
+ * turns (fibers.c): a wait hands over to the other end there. */
 void (*lab09_wait_hook)(void);
 
 void lab09_backoff(unsigned *idle)
