@@ -1,6 +1,6 @@
 """lab25: gradient compression (FP16/BF16 casting, top-k and scaled sign with error feedback).
 
-The harness (labs/lab25/driver.c) trains a logistic-regression model data-parallel on MPI
+The harness (labs/lab25/harness_train.c) trains a logistic-regression model data-parallel on MPI
 ranks, calling the student's compressed exchange at every step. At every step it checks the
 rank's message against its own encoding of gradient + residual, the residual against error
 feedback, the result against the mean of every rank's message (gathered by the harness
