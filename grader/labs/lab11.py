@@ -4,7 +4,7 @@ The student models an AllReduce on C channels and a whole backward step in which
 AllReduce's channels take SMs from the kernels (written again here from the handout and
 compared exactly), chooses the channels, the bucket size and how finely to cut the
 kernels, and runs the step through the p2p interface, with the kernels as an operation
-of the harness's modelled GPU (labs/lab11/driver.c). The harness times the kernels
+of the harness's modelled GPU (labs/lab11/harness_device.c). The harness times the kernels
 alone, the library's AllReduce alone and the student's step in the same run, checks
 every gradient and every kernel, and the trace's message sizes; on "sim" the whole step
 is in virtual time. On GPUs the student's plan runs for real (harness/gpu.c).
