@@ -1,5 +1,10 @@
-/* lab12_harness.h: lab 12's harness-side parts, shared by driver.c and harness_*.c.
+/* lab12_harness.h: lab 12's argument blocks (both sides), and its harness-side parts,
+ * shared by driver.c and harness_*.c.
  *
+ * driver.c          the student's entries (both sides compile it) and the lab's table
+ * harness_pcie.c    the modes on a recorded server: paths, levels, decide, assign
+ * harness_copy.c    the staged copy's modes: model, pipe, pipeperf, and the lab's link
+ *                   operations
  * harness_server.c  a server's GPUs and RDMA NICs read from an hwloc topology, NCCL's
  *                   path classes, and the bandwidth every GPU gets through its NIC
  * harness_links.c   the two links of the staged copy: emulated in real time ("cpu"),
@@ -9,7 +14,6 @@
 #ifndef COMMLAB_LAB12_HARNESS_H
 #define COMMLAB_LAB12_HARNESS_H
 
-#include <hwloc.h>
 #include <stdint.h>
 
 #include "harness/harness.h"
@@ -19,6 +23,53 @@
 #ifndef MAXD
 #define MAXD LAB12_MAX_DEVICES
 #endif
+
+/* The argument blocks of the student's functions, the same on both sides. */
+typedef struct paths_args {
+    int32_t ngpus, nnics;
+    lab12_pcipos gpu[MAXD], nic[MAXD];
+    int8_t gpu_nic[MAXD * MAXD], gpu_gpu[MAXD * MAXD]; /* out */
+} paths_args;
+
+typedef struct setting {
+    char gdr[64], p2p[64], dis[64]; /* "" with has_* 0: unset */
+    int32_t has_gdr, has_p2p, has_dis, amd, ngpus;
+} setting;
+
+typedef struct levels_args {
+    setting s;
+    int32_t path;
+    int32_t gdr_level, p2p_level, gdr, p2p; /* out */
+} levels_args;
+
+typedef struct decide_args {
+    setting s;
+    int32_t ngpus, nnics;
+    int8_t gpu_nic[MAXD * MAXD], gpu_gpu[MAXD * MAXD]; /* in: path classes */
+    int8_t gdr[MAXD * MAXD], p2p[MAXD * MAXD];         /* out */
+} decide_args;
+
+typedef struct assign_args {
+    int32_t ngpus, nnics;
+    lab12_pcipos gpu[MAXD], nic[MAXD];
+    int32_t nic_of_gpu[MAXD]; /* out */
+} assign_args;
+
+typedef struct model_args {
+    uint64_t bytes, chunk;
+    int32_t nbuf;
+    lab12_link in, out;
+    double time_s; /* out */
+} model_args;
+
+typedef struct copy_args {
+    lab12_job job;
+    uint64_t chunk; /* out: the plan */
+    int32_t nbuf;   /* out */
+} copy_args;
+
+#ifndef CL_STUDENT_SIDE
+#include <hwloc.h>
 
 /* --- servers (harness_server.c) --- */
 
@@ -83,5 +134,22 @@ cl_result gpu_setup(const lab12_job *job);
 void gpu_teardown(void);
 cl_result gpu_fresh(uint64_t seed, size_t bytes);
 cl_result gpu_figures(cl_comm *c, lab12_job *job);
+
+/* --- the modes on a recorded server (harness_pcie.c) --- */
+
+cl_result paths_case(cl_case *c);
+cl_result levels_case(cl_case *c);
+cl_result decide_case(cl_case *c);
+cl_result assign_case(cl_case *c);
+
+/* --- the staged copy (harness_copy.c) --- */
+
+/* The lab's operation: one operation of link.c on the open links. */
+cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t bytes);
+
+cl_result model_case(cl_case *c);
+cl_result pipe_mode(cl_run *run, cl_comm *c);
+cl_result pipeperf_mode(cl_run *run, cl_comm *c);
+#endif
 
 #endif /* COMMLAB_LAB12_HARNESS_H */
