@@ -1,6 +1,14 @@
-/* session.h: lab 13's harness side: a run's emulated fabric and host memory, the connection
- * steps on both ranks (each called, timed and checked against what the HCA knows), and one
- * checked RDMA WRITE of fresh data. driver.c's modes are built from these. */
+/* session.h: lab 13's harness side (never in the student's program):
+ *
+ * session/session.c    a run's emulated fabric and host memory, the connection steps on both
+ *                      ranks (each called, timed and checked against what the HCA knows), and
+ *                      one checked RDMA WRITE of fresh data; the modes are built from these
+ * harness_provider.c   which libibverbs the student's program runs on, and the emulated HCA
+ *                      serving the requests of each rank's provider
+ * harness_checks.c     the connect, write and lat modes
+ * harness_bandwidth.c  the bw, plan and sweep modes
+ *
+ * driver.c (the student's entries and the lab's table) names what the last three define. */
 #ifndef COMMLAB_LAB13_SESSION_H
 #define COMMLAB_LAB13_SESSION_H
 
@@ -90,5 +98,22 @@ cl_result l13_write(cl_run *run, cl_comm *c, size_t offset, size_t total, size_t
                     const lab13_endpoint *remote, l13_write_result *w);
 void l13_write_row(cl_run *run, cl_comm *c, const char *name, size_t offset, size_t total,
                    size_t msg, int depth, const l13_write_result *w);
+
+/* --- the student's program (harness_provider.c) ----------------------------------------- */
+
+/* --verbs emu: the emulated provider for the student's program; nic: the machine's device. */
+cl_result student_setup(cl_run *run, cl_student_opts *o);
+
+/* The emulated HCA serves the requests of this rank's provider. */
+cl_result lab_op(cl_run *run, cl_comm *comm, int code, void *args, size_t bytes);
+
+/* --- the modes (harness_checks.c, harness_bandwidth.c) ------------------------------------ */
+
+cl_result connect_mode(cl_run *run, cl_comm *c);
+cl_result write_mode(cl_run *run, cl_comm *c);
+cl_result lat_mode(cl_run *run, cl_comm *c);
+cl_result bw_mode(cl_run *run, cl_comm *c);
+cl_result plan_mode(cl_run *run, cl_comm *c);
+cl_result sweep_mode(cl_run *run, cl_comm *c);
 
 #endif /* COMMLAB_LAB13_SESSION_H */
