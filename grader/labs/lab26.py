@@ -2,7 +2,7 @@
 
 One stage per rank. The student's schedule decides the order of each stage's forwards and
 backwards and moves activations and gradients between neighbours; the stage's computation is
-the harness's own operation (labs/lab26/driver.c), which checks that every input is exactly
+the harness's own operation (labs/lab26/harness_stage.c), which checks that every input is exactly
 the one sequential execution would give, counts the activations in flight, and records the
 start and end of every operation on the rank's clock. The bubble is measured from that
 timeline: on sim in virtual time, so it is exact and needs no machine to itself.
