@@ -1,6 +1,6 @@
-/* harness_bucket.c: the model that scores the bucket: ZeRO-2's ReduceScatter of gradient
- * buckets overlapped with the backward pass (DeepSpeed's reduce_bucket_size with
- * overlap_comm), as the handout states it. */
+/* harness_bucket.c: lab 22's bucket mode, and the model that scores the bucket: ZeRO-2's
+ * ReduceScatter of gradient buckets overlapped with the backward pass (DeepSpeed's
+ * reduce_bucket_size with overlap_comm), as the handout states it. */
 #include <math.h>
 
 #include "lab22_harness.h"
@@ -57,4 +57,42 @@ double lab22_best_bucket(const lab22_cluster *k, double *best_s)
             best = t, *best_s = s;
     }
     return best;
+}
+
+/* --- the bucket mode ---------------------------------------------------------------------- */
+
+cl_result bucket_case(cl_case *cs)
+{
+    bucket_args a = {0};
+    double v;
+    long long i;
+    CL_CHECK(cl_case_num(cs, "params", &a.k.params));
+    CL_CHECK(cl_case_int(cs, "elem_bytes", &i));
+    a.k.elem_bytes = (int)i;
+    CL_CHECK(cl_case_int(cs, "ranks", &i));
+    a.k.ranks = (int)i;
+    CL_CHECK(cl_case_num(cs, "backward_s", &a.k.backward_s));
+    CL_CHECK(cl_case_num(cs, "alpha_s", &a.k.alpha_s));
+    CL_CHECK(cl_case_num(cs, "bytes_per_s", &v));
+    a.k.bytes_per_s = v;
+    CL_CHECK(cl_case_num(cs, "free_bytes", &a.k.free_bytes));
+    if (!(a.k.params >= 1) || a.k.elem_bytes < 1 || a.k.ranks < 2 || !(a.k.backward_s > 0) ||
+        !(a.k.alpha_s >= 0) || !(a.k.bytes_per_s > 0) || !(a.k.free_bytes > 0)) {
+        cl_set_error("a cluster needs params >= 1, elem_bytes >= 1, ranks >= 2 and positive "
+                     "times, bandwidth and memory");
+        return CL_ERR_INVALID;
+    }
+    lab22_cluster k = a.k; /* the student's copy may come back changed */
+    cl_result rc = cl_case_call(cs, "bucket", &a, sizeof a);
+    cl_row *row = cl_case_row(cs);
+    double best_s, best = lab22_best_bucket(&k, &best_s);
+    const char *why = "";
+    double step = rc == CL_OK ? lab22_bucket_step(&k, a.bucket, &why) : INFINITY;
+    cl_col_num(row, "bucket", a.bucket, "%.4g");
+    cl_col_str(row, "valid", isfinite(step) ? "yes" : "no");
+    cl_col_str(row, "why", rc != CL_OK ? "your function failed" : why);
+    cl_col_num(row, "step_s", isfinite(step) ? step : -1, "%.5g");
+    cl_col_num(row, "best_bucket", best_s, "%.4g");
+    cl_col_num(row, "best_step_s", best, "%.5g");
+    return rc;
 }
