@@ -4,7 +4,7 @@ The student writes the sequence-parallel forward and backward of the block (Laye
 dropout on a sequence shard, an AllGather into the tensor-parallel region and a
 ReduceScatter out of it, and the conjugates in backward), then the activation accounting of
 Korthikanti et al. (Table 2), a step-time model and a plan (sequence parallelism and
-recomputation) for a real model. The harness (labs/lab23/driver.c) runs the given
+recomputation) for a real model. The harness (labs/lab23/harness_block.c) runs the given
 tensor-parallel block and the student's, alternately, on fresh inputs; checks every output
 against a double-precision reference of the whole block; and measures from its side the
 activation memory each keeps (its record of every cl_mem_alloc), the bytes each sends (the
