@@ -3,7 +3,7 @@
 The student writes DDP's bucket assignment (compute_bucket_assignment_by_size over the
 gradient-ready order, with the first-bucket cap and DDP_SET_LAST_BUCKET_CAP), a
 non-blocking ring AllReduce that moves on only when called, the overlapped step over the
-harness's backward pass (labs/lab24/driver.c: a GPT-style stack whose kernels produce the
+harness's backward pass (labs/lab24/harness_step.c: a GPT-style stack whose kernels produce the
 gradients), and the bucket caps for a machine. The harness measures the backward pass
 alone, the library's AllReduce of every gradient alone and the student's step in the same
 run, checks every gradient, and that the buckets are DDP's for the chosen caps. On "sim"

@@ -1,4 +1,5 @@
-/* harness_gpu.c: lab 24 on real GPUs: kernels and a bucketed ncclAllReduce on two streams.
+/* harness_gpu.c: lab 24 on real GPUs, the gpu mode: kernels and a bucketed ncclAllReduce on
+ * two streams.
  *
  * What DDP does on a GPU: the backward kernels run on one stream; when the last
  * gradient of a bucket has been written, an event lets a second stream, of the
@@ -7,9 +8,50 @@
  * kernel is a stand-in sized to the net's time for it, followed by the writes of
  * the gradients it produces (rank + 1 everywhere); the sum is checked on the device.
  */
+#include <string.h>
+
 #include "harness_lab24.h"
 
 #include "harness/harness.h"
+
+/* Your buckets on real GPUs (lab24_gpu_steps, below): the net sized from NCCL's AllReduce here,
+ * the link measured, your caps and buckets, then the real step. */
+cl_result gpu_mode(cl_run *run, cl_comm *c)
+{
+    static lab24_net net;
+    static plan_args p;
+    int reps = cl_overlap_repeats(run);
+    int layers = (int)num_opt(run, "layers", 16, 16),
+        hidden = (int)num_opt(run, "hidden", 1024, 1024);
+    double ratio = num_opt(run, "ratio", 2.5, 2.5);
+    CL_CHECK(lab24_net_build(&net, layers, hidden, 0));
+    cl_overlap o = {0};
+    cl_result rc = CL_OK;
+    CL_TRY(cl_overlap_alloc(c, &o, (size_t)(net.total_bytes / sizeof(float))));
+    double comm;
+    CL_TRY(cl_overlap_allreduce(c, &o, &comm)); /* warm-up */
+    CL_TRY(cl_overlap_allreduce(c, &o, &comm));
+    CL_TRY(lab24_net_scale(&net, ratio * comm));
+    memset(&p, 0, sizeof p);
+    CL_TRY(build_model(run, c, &net, o.grads, &p.m));
+    p.m.quantum_s = 0; /* on a GPU, NCCL moves on by itself */
+    cl_call_result res;
+    CL_TRY(cl_student_run(c, "plan", &p, sizeof p, 0, &res));
+    CL_TRY(res.status);
+    CL_TRY(lab24_buckets_check(&p.b, net.params));
+    CL_TRY(same_buckets(c, &p.b, net.params));
+    cl_report_num(run, "grad_bytes", net.total_bytes);
+    cl_report_num(run, "first_cap", p.caps.first_cap);
+    cl_report_num(run, "cap", p.caps.cap);
+    cl_report_int(run, "last_small", p.caps.last_small);
+    cl_report_int(run, "buckets", p.b.n);
+    cl_overlap_sample s[CL_OVERLAP_MAX_SAMPLES];
+    CL_TRY(lab24_gpu_steps(c, &net, &p.b, reps, s));
+    cl_overlap_gpu_row(run, c, s, reps);
+done:
+    cl_overlap_free(c, &o);
+    return rc;
+}
 
 #ifndef CL_HAVE_CUDA
 

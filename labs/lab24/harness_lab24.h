@@ -1,12 +1,48 @@
-/* harness_lab24.h: lab 24's model network, DDP's assignment and the GPU run (the harness's side).
+/* harness_lab24.h: what lab 24's driver.c shares with its harness_*.c files.
+ *
+ * driver.c          the student's entries (both sides compile it) and the lab's table
+ * harness_net.c     the model network and the grader's own copy of DDP's bucket assignment
+ * harness_assign.c  the assign mode: the student's buckets for each case
+ * harness_plan.c    what the student's plan is given (the options, the measured link) and
+ *                   the buckets it returns checked the same on every rank
+ * harness_step.c    the step mode, and the backward pass it runs (the lab's operation)
+ * harness_gpu.c     the gpu mode: kernels and a bucketed ncclAllReduce on real GPUs
+ *
+ * Only the argument blocks are seen by the student's program.
  */
 #ifndef COMMLAB_HARNESS_LAB24_H
 #define COMMLAB_HARNESS_LAB24_H
 
 #include <stddef.h>
 
-#include "harness/overlap.h"
+#include "harness/harness.h"
 #include "lab24.h"
+
+/* The argument blocks of the student's functions, the same on both sides. */
+typedef struct plan_args {
+    lab24_model m;
+    int forced;      /* the caps are given (--cap ...): only assign */
+    lab24_caps caps; /* out, or in when forced */
+    lab24_buckets b; /* out */
+} plan_args;
+
+typedef struct step_args {
+    lab24_model m;
+    lab24_buckets b;
+    float *grads, *scratch;
+} step_args;
+
+/* The harness's measurement of a ring step as the student's program makes it. */
+typedef struct ring_args {
+    char *buf; /* 2 x bytes */
+    size_t bytes;
+    int iters;
+} ring_args;
+
+#ifndef CL_STUDENT_SIDE
+#include "harness/overlap.h"
+
+/* --- the model network and DDP's assignment (harness_net.c) -------------------------------- */
 
 #define LAB24_MAX_KERNELS 512
 
@@ -67,5 +103,27 @@ void lab24_layout(const lab24_net *n, const lab24_buckets *b, size_t *off, size_
  * CUDA. */
 cl_result lab24_gpu_steps(cl_comm *c, const lab24_net *n, const lab24_buckets *b, int reps,
                           cl_overlap_sample *out);
+
+/* --- the plan's inputs and checks (harness_plan.c) ----------------------------------------- */
+
+/* A lab option as a number, or the backend's default. */
+double num_opt(cl_run *run, const char *name, double cpu, double sim);
+
+/* The model the student gets: the measured link, the net's sizes, order and times. */
+cl_result build_model(cl_run *run, cl_comm *c, const lab24_net *net, float *buf, lab24_model *m);
+
+/* Every rank must have chosen the same buckets. */
+cl_result same_buckets(cl_comm *c, const lab24_buckets *b, int params);
+
+/* --- the modes (harness_assign.c, harness_step.c, harness_gpu.c) --------------------------- */
+
+cl_result assign_case(cl_case *c);
+cl_result step_mode(cl_run *run, cl_comm *c);
+cl_result gpu_mode(cl_run *run, cl_comm *c);
+
+/* The lab's operation LAB24_OP_BACKWARD: the next part of the rank's backward pass
+ * (harness_step.c). */
+cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t bytes);
+#endif
 
 #endif /* COMMLAB_HARNESS_LAB24_H */
