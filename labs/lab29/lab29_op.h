@@ -1,4 +1,4 @@
-/* lab29_op.h: the harness's operation behind lab29_probe_plan() (probe.c and driver.c). */
+/* lab29_op.h: the harness's operation behind lab29_probe_plan() (probe.c and harness_model.c). */
 #ifndef COMMLAB_LAB29_OP_H
 #define COMMLAB_LAB29_OP_H
 
