@@ -1,4 +1,4 @@
-/* lab30_op.h: the harness's operation behind lab30_probe_time() (probe.c and driver.c). */
+/* lab30_op.h: the harness's operation behind lab30_probe_time() (probe.c and harness_time.c). */
 #ifndef COMMLAB_LAB30_OP_H
 #define COMMLAB_LAB30_OP_H
 
