@@ -4,7 +4,7 @@ its chunk size: the student's decision.
 The harness (common/harness/coll_suite.c) calls the student's collectives in the student's
 own program, gives every call fresh inputs, checks every rank's output and records every
 operation; the student's program holds no library collective to call. The driver's tune
-mode (labs/lab05/driver.c) measures the chain's hops, asks lab05_broadcast_chunk() for a
+mode (labs/lab05/harness_tune.c) measures the chain's hops, asks lab05_broadcast_chunk() for a
 chunk size at each message size and runs the student's Broadcast with it, checked like every
 call. Performance is a ratio measured in the same run: MPI_Allreduce and MPI_Bcast on cpu,
 NCCL's AllReduce on gpu; on sim the simulator's NCCL ring, and for the Broadcast the

@@ -10,8 +10,9 @@
  * simulator's NCCL ring). The suite calls the student's Broadcast with a chunk
  * of its own (a third of the message plus one byte: rarely whole elements).
  *
- * tune (harness_tune.c) scores the student's decision, lab05_broadcast_chunk(),
- * by the time of the student's Broadcast at that chunk size.
+ * tune scores the student's decision, lab05_broadcast_chunk(), by the time of
+ * the student's Broadcast at that chunk size. harness_tune.c holds the tables
+ * of collectives and modes, the chain's message pattern and the tune mode.
  */
 #include "lab05_harness.h"
 
@@ -69,26 +70,11 @@ CL_STUDENT_ENTRIES({"reducescatter", reduce_scatter}, {"allgather", allgather},
 
 #else
 
-static const cl_coll_entry collectives[] = {
-    {.name = "reducescatter", .kind = CL_COLL_REDUCESCATTER},
-    {.name = "allgather", .kind = CL_COLL_ALLGATHER},
-    {.name = "allreduce", .kind = CL_COLL_ALLREDUCE, .baseline = 1},
-    {.name = "broadcast", .kind = CL_COLL_BROADCAST, .baseline = 1, .pattern = lab05_suite_pattern},
-    {0}};
-
-static const cl_mode modes[] = {
-    {.name = "tune",
-     .help = "your chunk size at each size from -b to -e, against the best",
-     .ranks = lab05_tune,
-     .min_ranks = 2,
-     .backends = "cpu,sim"},
-    {0}};
-
 const cl_lab cl_lab_def = {
     .name = "lab05",
     .title = "集合通信原语 (一): ring ReduceScatter, AllGather, AllReduce and pipelined Broadcast",
-    .collectives = collectives,
-    .modes = modes,
+    .collectives = lab05_collectives,
+    .modes = lab05_modes,
 };
 
 #endif

@@ -1,4 +1,5 @@
-/* harness_tune.c: lab 05's harness side: the chain's message pattern, and the tune mode.
+/* harness_tune.c: lab 05's harness side: the chain's message pattern, the tune mode, and the
+ * tables that name them (the suite's collectives, the lab's modes).
  *
  * tune scores the student's decision, lab05_broadcast_chunk(). The harness
  * measures every hop of the chain (ping-pongs of two sizes, a two-point fit),
@@ -62,8 +63,9 @@ static int chain_fits(const cl_comm *c, const cl_coll_args *a, size_t chunk_byte
     return 1;
 }
 
-int lab05_suite_pattern(const cl_comm *c, const cl_coll_args *a, const cl_trace_event *ev, int n,
-                        char *why, size_t len)
+/* The chain's pattern for the suite's Broadcast calls (cl_coll_entry.pattern). */
+static int lab05_suite_pattern(const cl_comm *c, const cl_coll_args *a, const cl_trace_event *ev,
+                               int n, char *why, size_t len)
 {
     return chain_fits(c, a, lab05_suite_chunk(a->count * cl_dtype_size(a->dtype)), ev, n, why, len);
 }
@@ -330,7 +332,7 @@ static cl_result tune_size(cl_run *run, cl_comm *c, bcast *b, const lab05_chain 
     return CL_OK;
 }
 
-cl_result lab05_tune(cl_run *run, cl_comm *c)
+static cl_result lab05_tune(cl_run *run, cl_comm *c)
 {
     const cl_opts *o = cl_run_opts(run);
     int p = cl_comm_size(c);
@@ -365,3 +367,20 @@ cl_result lab05_tune(cl_run *run, cl_comm *c)
     }
     return CL_OK;
 }
+
+/* --- the lab's tables ------------------------------------------------------------------- */
+
+const cl_coll_entry lab05_collectives[] = {
+    {.name = "reducescatter", .kind = CL_COLL_REDUCESCATTER},
+    {.name = "allgather", .kind = CL_COLL_ALLGATHER},
+    {.name = "allreduce", .kind = CL_COLL_ALLREDUCE, .baseline = 1},
+    {.name = "broadcast", .kind = CL_COLL_BROADCAST, .baseline = 1, .pattern = lab05_suite_pattern},
+    {0}};
+
+const cl_mode lab05_modes[] = {
+    {.name = "tune",
+     .help = "your chunk size at each size from -b to -e, against the best",
+     .ranks = lab05_tune,
+     .min_ranks = 2,
+     .backends = "cpu,sim"},
+    {0}};

@@ -1,7 +1,8 @@
 /* lab05_harness.h: what lab 05's driver.c shares with harness_tune.c.
  *
- * driver.c        the student's entries (both sides compile it) and the lab's tables
- * harness_tune.c  the chain's message pattern and the tune mode (harness only)
+ * driver.c        the student's entries (both sides compile it) and the lab's table
+ * harness_tune.c  the chain's message pattern, the tune mode, and the tables of
+ *                 collectives and modes that name them (harness only)
  */
 #ifndef COMMLAB_LAB05_HARNESS_H
 #define COMMLAB_LAB05_HARNESS_H
@@ -21,12 +22,12 @@ typedef struct tune_args {
 static inline size_t lab05_suite_chunk(size_t bytes) { return bytes / 3 + 1; }
 
 #ifndef CL_STUDENT_SIDE
-/* The chain's pattern for the suite's Broadcast calls (cl_coll_entry.pattern). */
-int lab05_suite_pattern(const cl_comm *c, const cl_coll_args *a, const cl_trace_event *ev, int n,
-                        char *why, size_t len);
+/* --- harness_tune.c --- */
 
-/* The tune mode. */
-cl_result lab05_tune(cl_run *run, cl_comm *c);
+/* The suite's collectives (the Broadcast's calls checked against the chain's pattern)
+ * and the lab's own modes (tune). */
+extern const cl_coll_entry lab05_collectives[];
+extern const cl_mode lab05_modes[];
 #endif
 
 #endif /* COMMLAB_LAB05_HARNESS_H */
