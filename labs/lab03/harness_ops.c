@@ -16,8 +16,6 @@
 #include "lab03_harness.h"
 #include "p2p_sim.h"
 
-static const char *const kind_names[] = {"uni", "bidir", "latency"};
-
 /* --- the state of one rank during a student call ------------------------------------------ */
 
 typedef struct visit { /* one pair, as one rank saw it */
@@ -57,7 +55,7 @@ uint64_t mix(uint64_t a, uint64_t b) { return cl_data_hash(a * 0x9E3779B97F4A7C1
 
 uint64_t op_seed(uint64_t pair_seed, int k) { return mix(pair_seed, (uint64_t)k + 1); }
 
-int sim_backend(const cl_comm *c) { return strcmp(cl_comm_backend(c), "sim") == 0; }
+static int sim_backend(const cl_comm *c) { return strcmp(cl_comm_backend(c), "sim") == 0; }
 
 /* Hold this rank up for `s` seconds: real time, or virtual time on "sim". */
 static void hold_up(cl_comm *c, double s)
@@ -147,7 +145,8 @@ static cl_result refuse(rank_state *s, const char *why)
     return CL_ERR_INVALID;
 }
 
-cl_result ops_begin(cl_comm *c, lab03_begin *b)
+/* One LAB03_OP_BEGIN: the operation logged and checked, its buffers handed out. */
+static cl_result ops_begin(cl_comm *c, lab03_begin *b)
 {
     rank_state *s = &ranks[cl_comm_rank(c)];
     double now = cl_comm_time(c);
@@ -199,6 +198,17 @@ cl_result ops_begin(cl_comm *c, lab03_begin *b)
     return CL_OK;
 }
 
+/* The lab's operation (cl_lab.lab_op): LAB03_OP_BEGIN is the only one. */
+cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t bytes)
+{
+    (void)run;
+    if (code != LAB03_OP_BEGIN || bytes != sizeof(lab03_begin) || cl_comm_rank(c) >= MAXR) {
+        cl_set_error("lab03: unknown operation %d (%zu bytes)", code, bytes);
+        return CL_ERR_INVALID;
+    }
+    return ops_begin(c, args);
+}
+
 /* --- one student call of a matrix, and what the harness makes of it ----------------------------
  */
 
@@ -220,10 +230,17 @@ static cl_result op_ends(cl_comm *c, rank_state *s, double **out)
     return CL_OK;
 }
 
-int cmp_double(const void *a, const void *b)
+static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+/* The median of the timed runs, the method's: the middle one, or the mean of the two. */
+double median_of_runs(double *per, int n)
+{
+    qsort(per, (size_t)n, sizeof *per, cmp_double);
+    return n % 2 ? per[n / 2] : (per[n / 2 - 1] + per[n / 2]) / 2;
 }
 
 double ref_metric(int kind, size_t bytes, double seconds)
@@ -251,8 +268,7 @@ static void rebuild(const rank_state *s, const visit *v, const double *end, int 
         per[r] = (t1 - t0) / it;
         lo = fmin(lo, per[r]), hi = fmax(hi, per[r]);
     }
-    qsort(per, (size_t)R, sizeof *per, cmp_double);
-    double mid = R % 2 ? per[R / 2] : (per[R / 2 - 1] + per[R / 2]) / 2;
+    double mid = median_of_runs(per, R);
     *ref = ref_metric(s->kind, s->bytes, mid);
     *spread = lo > 0 ? hi / lo : NAN;
 }
