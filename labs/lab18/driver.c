@@ -15,6 +15,10 @@
  * one machine; otherwise the ranks of each host (net: every namespace node). Before the
  * first call, the harness calls your lab18_split once on every rank with its node; your
  * communicators are kept for the AllReduce calls that follow.
+ *
+ * This file holds the student's entries and the lab's table; verify, bench and sweep are in
+ * harness_suite.c, compare and choose in harness_model.c, the nodes, the split and the
+ * two-level pattern in harness_nodes.c (lab18_harness.h).
  */
 #include <stdlib.h>
 
@@ -94,28 +98,6 @@ CL_STUDENT_ENTRIES({"split", split}, {"allreduce", allreduce}, {"flat", flat}, {
 #else
 
 #include "lab18_harness.h"
-
-/* verify and bench: the suite's, once the nodes are known and split. */
-static cl_result verify_mode(cl_run *run, cl_comm *comm)
-{
-    CL_CHECK(nodes_setup(run, comm));
-    CL_CHECK(nodes_split(comm));
-    return cl_coll_verify(run, comm);
-}
-
-static cl_result bench_mode(cl_run *run, cl_comm *comm)
-{
-    CL_CHECK(nodes_setup(run, comm));
-    CL_CHECK(nodes_split(comm));
-    return cl_coll_bench(run, comm);
-}
-
-static cl_result sweep_mode(cl_run *run, cl_comm *comm)
-{
-    CL_CHECK(nodes_setup(run, comm));
-    CL_CHECK(nodes_split(comm));
-    return cl_coll_sweep(run, comm);
-}
 
 const cl_lab cl_lab_def = {
     .name = "lab18",

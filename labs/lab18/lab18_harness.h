@@ -1,4 +1,10 @@
-/* lab18_harness.h: the parts of lab 18's plug-in that run in the harness only. */
+/* lab18_harness.h: the parts of lab 18's plug-in that run in the harness only.
+ *
+ * driver.c          the student's entries (both sides compile it) and the lab's table
+ * harness_nodes.c   which node every rank is on, the student's split, the two-level pattern
+ * harness_suite.c   verify, bench and sweep: the collective suite's, on the split
+ * harness_model.c   the cost model's machines, the simulator's times, compare and choose
+ */
 #ifndef COMMLAB_LAB18_HARNESS_H
 #define COMMLAB_LAB18_HARNESS_H
 
@@ -24,6 +30,13 @@ cl_result nodes_split(cl_comm *comm);
  * rank sends across nodes are those of an AllReduce of its block over the rail. */
 int hier_pattern(const cl_comm *comm, const cl_coll_args *a, const cl_trace_event *ev, int n,
                  char *why, size_t why_len);
+
+/* --- the suite's modes (harness_suite.c) -------------------------------------------------- */
+
+/* The suite's verify, bench and sweep, once the nodes are known and split. */
+cl_result verify_mode(cl_run *run, cl_comm *comm);
+cl_result bench_mode(cl_run *run, cl_comm *comm);
+cl_result sweep_mode(cl_run *run, cl_comm *comm);
 
 /* --- the cost model's machine (harness_model.c) ----------------------------------------- */
 
