@@ -29,6 +29,15 @@
 typedef int (*cl_pattern_fn)(const cl_comm *comm, const cl_coll_args *a, const cl_trace_event *ev,
                              int n, char *why, size_t why_len);
 
+/* The student's side: entry `name` calls fn(comm, sendbuf, recvbuf, count, dtype, op, scratch),
+ * the parameters of an AllReduce (and of a ReduceScatter). */
+#define CL_COLL_REDUCING_ENTRY(name, fn)                                                           \
+    static cl_result name(cl_comm *c, void *args)                                                  \
+    {                                                                                              \
+        const cl_coll_args *a = args;                                                              \
+        return fn(c, a->sendbuf, a->recvbuf, a->count, a->dtype, a->op, a->scratch);               \
+    }
+
 typedef struct cl_coll_entry {
     const char *name; /* the student entry, and what --coll selects */
     cl_coll_kind kind;

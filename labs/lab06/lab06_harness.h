@@ -6,6 +6,8 @@
  *                      them, or given by --model (select's model too)
  * harness_select.c     the select mode: the four algorithms and the selector, interleaved
  * harness_model.c      the model mode: the student's costs and choice for one case
+ * harness_tables.c     the lab's collectives (with their patterns), modes and options
+ * probe.c              calibrate's ping-pong and reduction loop, in the student's program
  */
 #ifndef COMMLAB_LAB06_HARNESS_H
 #define COMMLAB_LAB06_HARNESS_H
@@ -36,7 +38,12 @@ typedef struct cost_args {
     int selected;       /* out */
 } cost_args;
 
-#ifndef CL_STUDENT_SIDE
+#ifdef CL_STUDENT_SIDE
+/* --- probe.c --- */
+
+cl_result lab06_probe_pingpong(cl_comm *c, void *args);
+cl_result lab06_probe_reduce_loop(cl_comm *c, void *args);
+#else
 #include "harness/patterns.h"
 
 /* --- harness_patterns.c --- */
@@ -58,6 +65,12 @@ cl_result get_model(cl_run *run, cl_comm *c, lab06_model *m);
 cl_result calibrate_mode(cl_run *run, cl_comm *c);
 cl_result select_mode(cl_run *run, cl_comm *c);
 cl_result model_case(cl_case *c);
+
+/* --- harness_tables.c --- */
+
+extern const cl_coll_entry lab06_collectives[];
+extern const cl_mode lab06_modes[];
+extern const cl_option lab06_options[];
 #endif
 
 #endif /* COMMLAB_LAB06_HARNESS_H */

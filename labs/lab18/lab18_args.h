@@ -17,4 +17,14 @@ typedef struct model_args { /* lab18_predict and lab18_choose */
     int32_t choice;        /* out */
 } model_args;
 
+#ifdef CL_STUDENT_SIDE
+/* --- kept_comms.c: the student's program keeps each rank's communicators --- */
+
+/* lab18_split on world, its node and rail communicators kept (a second split replaces them). */
+cl_result lab18_split_kept(cl_comm *world, int node);
+
+/* The node and rail communicators kept for world; a reason if lab18_split made none. */
+cl_result lab18_kept(cl_comm *world, cl_comm **node, cl_comm **rail);
+#endif
+
 #endif /* COMMLAB_LAB18_ARGS_H */

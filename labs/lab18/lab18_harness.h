@@ -4,6 +4,8 @@
  * harness_nodes.c   which node every rank is on, the student's split, the two-level pattern
  * harness_suite.c   verify, bench and sweep: the collective suite's, on the split
  * harness_model.c   the cost model's machines, the simulator's times, compare and choose
+ * harness_tables.c  the lab's modes, options and collective
+ * kept_comms.c      (the student's program) each rank's communicators, kept between calls
  */
 #ifndef COMMLAB_LAB18_HARNESS_H
 #define COMMLAB_LAB18_HARNESS_H
@@ -53,5 +55,11 @@ cl_result simulated_times(const char *system, int nodes, double bytes, double *f
 /* The modes choose (cases) and compare (ranks). */
 cl_result choose_case(cl_case *c);
 cl_result compare_mode(cl_run *run, cl_comm *comm);
+
+/* --- the tables (harness_tables.c) ------------------------------------------------------- */
+
+extern const cl_mode lab18_modes[];
+extern const cl_option lab18_options[];
+extern const cl_coll_entry lab18_collectives[];
 
 #endif /* COMMLAB_LAB18_HARNESS_H */

@@ -20,11 +20,7 @@
 
 #ifdef CL_STUDENT_SIDE
 
-static cl_result torus(cl_comm *c, void *args)
-{
-    const cl_coll_args *a = args;
-    return lab30_torus_allreduce(c, a->sendbuf, a->recvbuf, a->count, a->dtype, a->op, a->scratch);
-}
+CL_COLL_REDUCING_ENTRY(torus, lab30_torus_allreduce)
 
 static cl_result choose(cl_comm *c, void *args)
 {
