@@ -12,7 +12,7 @@
 
 /* --- the case --------------------------------------------------------------------------------- */
 
-lab07_current cur;
+lab07_current current_case;
 
 cl_result load_case(cl_case *c)
 {
@@ -31,9 +31,9 @@ cl_result load_case(cl_case *c)
                                  .sys_gbps = v[4],
                                  .nodes = (int)v[0],
                                  .net_gbps = v[5]};
-    CL_CHECK(cl_sim_train_levels_load(&cur.levels, path, &params, (int)v[1]));
-    const cl_topo *topo = &cur.levels.topo;
-    lab07_case *k = &cur.k;
+    CL_CHECK(cl_sim_train_levels_load(&current_case.levels, path, &params, (int)v[1]));
+    const cl_topo *topo = &current_case.levels.topo;
+    lab07_case *k = &current_case.k;
     memset(k, 0, sizeof *k);
     int G = 0, nics = 0;
     for (int d = 0; d < topo->ndevices; d++) {
@@ -68,7 +68,7 @@ cl_result load_case(cl_case *c)
     k->node.net_gbps = v[5];
     k->node.gpu_mem_bytes = v[6] * 1073741824.0;
     int N = G * k->nodes;
-    cl_sim_train_model *m = &cur.model;
+    cl_sim_train_model *m = &current_case.model;
     *m = (cl_sim_train_model){.params = v[8],
                               .layers = (int)v[9],
                               .hidden = (int)v[10],
@@ -88,7 +88,7 @@ cl_result load_case(cl_case *c)
                              .bytes = m->bytes,
                              .compute_s = m->compute_s};
     k->budget = (int)v[14];
-    cur.calls = 0;
+    current_case.calls = 0;
     return CL_OK;
 }
 
@@ -97,7 +97,7 @@ cl_result load_case(cl_case *c)
 /* What the launch line of p means: the ranks' GPUs and the P2P level. */
 cl_result parse_plan(const lab07_plan *p, cl_sim_train_plan *out, int *level)
 {
-    int G = cur.k.node.ngpus, nodes = cur.k.nodes;
+    int G = current_case.k.node.ngpus, nodes = current_case.k.nodes;
     memset(out, 0, sizeof *out);
     if (p->tp < 1 || p->pp < 1 || p->dp < 1 || p->tp * p->pp * p->dp != G * nodes) {
         cl_set_error("tp x pp x dp = %d x %d x %d is not the %d GPUs", p->tp, p->pp, p->dp,
@@ -127,8 +127,8 @@ cl_result parse_plan(const lab07_plan *p, cl_sim_train_plan *out, int *level)
 cl_result cost_of(const cl_sim_train_plan *p, int level, cl_sim_train_cost *c)
 {
     cl_sim_train *t;
-    CL_CHECK(cl_sim_train_levels_model(&cur.levels, level, &t));
-    return cl_sim_train_cost_of(t, &cur.model, p, c);
+    CL_CHECK(cl_sim_train_levels_model(&current_case.levels, level, &t));
+    return cl_sim_train_cost_of(t, &current_case.model, p, c);
 }
 
 cl_result lab_op(cl_run *run, cl_comm *comm, int code, void *args, size_t bytes)
@@ -139,8 +139,9 @@ cl_result lab_op(cl_run *run, cl_comm *comm, int code, void *args, size_t bytes)
         return CL_ERR_INVALID;
     }
     lab07_step_args *a = args;
-    if (cur.calls >= cur.k.budget) {
-        cl_set_error("lab07_step_time: this case's budget of %d calls is spent", cur.k.budget);
+    if (current_case.calls >= current_case.k.budget) {
+        cl_set_error("lab07_step_time: this case's budget of %d calls is spent",
+                     current_case.k.budget);
         return CL_ERR_INVALID;
     }
     cl_sim_train_plan p;
@@ -148,7 +149,7 @@ cl_result lab_op(cl_run *run, cl_comm *comm, int code, void *args, size_t bytes)
     int level;
     CL_CHECK(parse_plan(&a->plan, &p, &level));
     CL_CHECK(cost_of(&p, level, &c));
-    cur.calls++;
+    current_case.calls++;
     a->cost = (lab07_cost){.step_s = c.step_s,
                            .compute_s = c.compute_s,
                            .bubble_s = c.bubble_s,
@@ -160,6 +161,6 @@ cl_result lab_op(cl_run *run, cl_comm *comm, int code, void *args, size_t bytes)
                            .pp_gbps = c.pp_gbps,
                            .mem_bytes = c.mem_bytes,
                            .fits = c.fits,
-                           .calls_left = cur.k.budget - cur.calls};
+                           .calls_left = current_case.k.budget - current_case.calls};
     return CL_OK;
 }

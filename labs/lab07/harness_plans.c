@@ -22,7 +22,7 @@ static void col_mapping(cl_row *r, const char *key, const int *gpu, int n)
 static void col_launch(cl_row *r, const char *prefix, const cl_sim_train_plan *p)
 {
     char key[48], text[LAB07_MAX_NODES * (LAB07_VISIBLE_LEN + 1)] = "";
-    int G = cur.k.node.ngpus;
+    int G = current_case.k.node.ngpus;
     size_t len = 0;
     snprintf(key, sizeof key, "%slayout", prefix);
     snprintf(text, sizeof text, "%d,%d,%d", p->tp, p->pp, p->dp);
@@ -30,7 +30,7 @@ static void col_launch(cl_row *r, const char *prefix, const cl_sim_train_plan *p
     snprintf(key, sizeof key, "%sorder", prefix);
     cl_col_str(r, key, p->order == CL_SIM_ORDER_TP_PP_DP ? "tp-pp-dp" : "tp-dp-pp");
     text[0] = '\0';
-    for (int n = 0; n < cur.k.nodes; n++)
+    for (int n = 0; n < current_case.k.nodes; n++)
         for (int i = 0; i < G; i++)
             len += (size_t)snprintf(text + len, sizeof text - len, "%s%d",
                                     i   ? ","
@@ -73,10 +73,10 @@ cl_result plan_case(cl_case *c)
     static plan_args a;
     CL_CHECK(load_case(c));
     memset(&a, 0, sizeof a);
-    a.k = cur.k;
+    a.k = current_case.k;
     cl_result rc = cl_case_call(c, "plan", &a, sizeof a);
     cl_row *row = cl_case_row(c);
-    cl_col_int(row, "calls", cur.calls);
+    cl_col_int(row, "calls", current_case.calls);
     if (rc != CL_OK)
         return rc;
     lab07_plan *p = &a.plan;
@@ -102,7 +102,7 @@ cl_result reference_case(cl_case *c)
 {
     CL_CHECK(load_case(c));
     cl_sim_train *t;
-    CL_CHECK(cl_sim_train_levels_model(&cur.levels, CL_SIM_PATH_PXB, &t));
+    CL_CHECK(cl_sim_train_levels_model(&current_case.levels, CL_SIM_PATH_PXB, &t));
     cl_sim_train_plan only = {0}, best, naive, p;
     cl_sim_train_cost bc, nc, pc;
     const char *layout;
@@ -116,7 +116,7 @@ cl_result reference_case(cl_case *c)
     }
     /* The index mapping (CUDA_VISIBLE_DEVICES unset) in Megatron's default rank order,
      * with its best layout: what a user gets who chooses only the layout. */
-    int N = cur.k.node.ngpus * cur.k.nodes, have = 0;
+    int N = current_case.k.node.ngpus * current_case.k.nodes, have = 0;
     for (int tp = 1; tp <= N; tp++)
         for (int pp = 1; tp * pp <= N && N % tp == 0; pp++) {
             if (N % (tp * pp))
@@ -126,7 +126,7 @@ cl_result reference_case(cl_case *c)
                 continue;
             for (int r = 0; r < N; r++)
                 p.gpu_of_rank[r] = r;
-            if (cl_sim_train_cost_of(t, &cur.model, &p, &pc) != CL_OK) {
+            if (cl_sim_train_cost_of(t, &current_case.model, &p, &pc) != CL_OK) {
                 cl_clear_error();
                 continue;
             }
@@ -136,7 +136,7 @@ cl_result reference_case(cl_case *c)
             }
         }
     if (!naive_only)
-        CL_CHECK(cl_sim_train_best(t, &cur.model, restricted ? &only : NULL, &best, &bc));
+        CL_CHECK(cl_sim_train_best(t, &current_case.model, restricted ? &only : NULL, &best, &bc));
     cl_row *row = cl_case_row(c);
     if (!naive_only) {
         col_launch(row, "best_", &best);
@@ -150,7 +150,7 @@ cl_result reference_case(cl_case *c)
     const char *out;
     if (cl_case_str(c, "topo_json", &out) == CL_OK) {
         FILE *f = fopen(out, "w");
-        cl_result wr = f ? cl_topo_write_json(&cur.levels.topo, f) : CL_ERR_IO;
+        cl_result wr = f ? cl_topo_write_json(&current_case.levels.topo, f) : CL_ERR_IO;
         if ((f && fclose(f) != 0) || wr != CL_OK) {
             cl_set_error("cannot write %s", out);
             return CL_ERR_IO;

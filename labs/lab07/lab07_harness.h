@@ -45,9 +45,9 @@ typedef struct lab07_current {
     cl_sim_train_model model;
     int calls;
 } lab07_current;
-extern lab07_current cur;
+extern lab07_current current_case;
 
-/* The case's topo=FILE, node type and training job, read into cur (budget unspent). */
+/* The case's topo=FILE, node type and training job, read into current_case (budget unspent). */
 cl_result load_case(cl_case *c);
 
 /* What the launch line of p means: the ranks' GPUs and the P2P level. */

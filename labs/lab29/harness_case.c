@@ -9,7 +9,7 @@
 
 #define DEFAULT_TOP "datasets/lab29/chapter1-hybrid-mesh-4nic.topo.txt"
 
-struct current cur;
+struct current current_case;
 
 cl_result load_case(cl_case *c)
 {
@@ -35,9 +35,9 @@ cl_result load_case(cl_case *c)
     }
     cl_sim_topo_params params = {
         .nvlink_gbps = v[2], .pci_gbps = v[3], .sys_gbps = v[4], .nodes = SLICE, .net_gbps = v[5]};
-    CL_CHECK(cl_sim_train_levels_load(&cur.levels, path, &params, (int)v[1]));
-    const cl_topo *topo = &cur.levels.topo;
-    lab29_case *k = &cur.k;
+    CL_CHECK(cl_sim_train_levels_load(&current_case.levels, path, &params, (int)v[1]));
+    const cl_topo *topo = &current_case.levels.topo;
+    lab29_case *k = &current_case.k;
     memset(k, 0, sizeof *k);
     int G = 0, nics = 0;
     for (int d = 0; d < topo->ndevices; d++) {
@@ -82,7 +82,7 @@ cl_result load_case(cl_case *c)
     j->compute_s = 6.0 * j->params * j->global_batch * j->seq_len /
                    ((double)j->nodes * G * v[7] * 1e12 * v[14]);
     k->budget = (int)v[15];
-    cur.calls = 0;
+    current_case.calls = 0;
     return CL_OK;
 }
 

@@ -15,7 +15,7 @@ const double ALPHAS[] = {3.4e-6, 5.7e-6, 14.0e-6}; /* tuning.cc hwLat, Ring, Sim
 /* The ranks' GPUs on the two servers and the P2P level of plan p. */
 cl_result parse_plan(const lab29_plan *p, cl_sim_train_plan *out, int *level)
 {
-    const lab29_job *j = &cur.k.job;
+    const lab29_job *j = &current_case.k.job;
     int G = LAB29_GPUS;
     memset(out, 0, sizeof *out);
     if (p->tp < 1 || p->tp > G || G % p->tp) {
@@ -43,7 +43,7 @@ cl_result parse_plan(const lab29_plan *p, cl_sim_train_plan *out, int *level)
  * by w (the reference search weighs them as the whole job's DP ring does). */
 cl_sim_train_model slice_model(const cl_sim_train_plan *p, double w)
 {
-    const lab29_job *j = &cur.k.job;
+    const lab29_job *j = &current_case.k.job;
     int mb = j->global_batch / (j->nodes * LAB29_GPUS / p->tp * j->micro_batch);
     return (cl_sim_train_model){.params = j->params * w,
                                 .layers = j->layers,
@@ -70,10 +70,10 @@ static double alpha_from(double time, int k, double bytes, double busbw)
 
 cl_result probe_of(const cl_sim_train_plan *sp, int level, lab29_probe *out)
 {
-    const lab29_job *j = &cur.k.job;
+    const lab29_job *j = &current_case.k.job;
     cl_sim_train *t;
     cl_sim_train_cost c;
-    CL_CHECK(cl_sim_train_levels_model(&cur.levels, level, &t));
+    CL_CHECK(cl_sim_train_levels_model(&current_case.levels, level, &t));
     cl_sim_train_model m = slice_model(sp, 1);
     CL_CHECK(cl_sim_train_cost_of(t, &m, sp, &c));
     double act = (double)j->seq_len * j->micro_batch * j->hidden * j->bytes;
@@ -95,7 +95,7 @@ static double ring_time(long k, double bytes, double alpha, double busbw)
  * table; lab29_predict() computes the same). */
 void full_step(int tp, const lab29_probe *pr, lab29_step *out)
 {
-    const lab29_job *j = &cur.k.job;
+    const lab29_job *j = &current_case.k.job;
     long dp = (long)j->nodes * LAB29_GPUS / tp;
     int mb = (int)(j->global_batch / (dp * j->micro_batch));
     double act = (double)j->seq_len * j->micro_batch * j->hidden * j->bytes;
@@ -107,7 +107,7 @@ void full_step(int tp, const lab29_probe *pr, lab29_step *out)
     out->step_s = out->compute_s + out->tp_s + out->dp_s;
     out->mem_bytes = 16.0 * j->params / tp +
                      34.0 * j->seq_len * j->micro_batch * (double)j->hidden * j->layers / tp;
-    out->fits = out->mem_bytes <= cur.k.node.gpu_mem_bytes;
+    out->fits = out->mem_bytes <= current_case.k.node.gpu_mem_bytes;
 }
 
 cl_result cost_of(const lab29_plan *p, lab29_probe *pr, lab29_step *out)
@@ -128,15 +128,16 @@ cl_result lab_op(cl_run *run, cl_comm *comm, int code, void *args, size_t bytes)
         return CL_ERR_INVALID;
     }
     lab29_probe_args *a = args;
-    if (cur.calls >= cur.k.budget) {
-        cl_set_error("lab29_probe_plan: this case's budget of %d calls is spent", cur.k.budget);
+    if (current_case.calls >= current_case.k.budget) {
+        cl_set_error("lab29_probe_plan: this case's budget of %d calls is spent",
+                     current_case.k.budget);
         return CL_ERR_INVALID;
     }
     cl_sim_train_plan sp;
     int level;
     CL_CHECK(parse_plan(&a->plan, &sp, &level));
     CL_CHECK(probe_of(&sp, level, &a->probe));
-    cur.calls++;
-    a->probe.calls_left = cur.k.budget - cur.calls;
+    current_case.calls++;
+    a->probe.calls_left = current_case.k.budget - current_case.calls;
     return CL_OK;
 }

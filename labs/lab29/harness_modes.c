@@ -14,7 +14,7 @@ cl_result predict_case(cl_case *c)
     static predict_args a;
     CL_CHECK(load_case(c));
     memset(&a, 0, sizeof a);
-    a.k = cur.k;
+    a.k = current_case.k;
     CL_CHECK(plan_from_case(c, &a.plan));
     lab29_step want;
     memset(&want, 0, sizeof want);
@@ -45,10 +45,10 @@ cl_result plan_case(cl_case *c)
     static choose_args a;
     CL_CHECK(load_case(c));
     memset(&a, 0, sizeof a);
-    a.k = cur.k;
+    a.k = current_case.k;
     cl_result rc = cl_case_call(c, "choose", &a, sizeof a);
     cl_row *row = cl_case_row(c);
-    cl_col_int(row, "calls", cur.calls);
+    cl_col_int(row, "calls", current_case.calls);
     CL_CHECK(baseline(row));
     if (rc != CL_OK)
         return rc;
@@ -71,7 +71,7 @@ cl_result reference_case(cl_case *c)
     double only = 0;
     CL_CHECK(cl_case_num_or(c, "only_tp", 0, &only));
     cl_sim_train *t;
-    CL_CHECK(cl_sim_train_levels_model(&cur.levels, CL_SIM_PATH_PXB, &t));
+    CL_CHECK(cl_sim_train_levels_model(&current_case.levels, CL_SIM_PATH_PXB, &t));
     lab29_plan best = {0};
     lab29_step bs = {0};
     lab29_probe bp = {0};
@@ -93,7 +93,7 @@ cl_result reference_case(cl_case *c)
         if (!s.fits)
             continue;
         /* The search weighs the DP gradients as the whole job's ring does. */
-        long dp = (long)cur.k.job.nodes * LAB29_GPUS / tp;
+        long dp = (long)current_case.k.job.nodes * LAB29_GPUS / tp;
         double w = sp.dp > 1 ? ((double)(dp - 1) / dp) / ((double)(sp.dp - 1) / sp.dp) : 1;
         cl_sim_train_model m = slice_model(&sp, w);
         CL_CHECK(cl_sim_train_best(t, &m, &sp, &found, &fc));

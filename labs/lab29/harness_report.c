@@ -18,7 +18,7 @@ void col_plan(cl_row *r, const char *prefix, const lab29_plan *p)
     snprintf(key, sizeof key, "%stp", prefix);
     cl_col_int(r, key, p->tp);
     snprintf(key, sizeof key, "%sdp", prefix);
-    cl_col_int(r, key, (long long)cur.k.job.nodes * LAB29_GPUS / (p->tp > 0 ? p->tp : 1));
+    cl_col_int(r, key, (long long)current_case.k.job.nodes * LAB29_GPUS / (p->tp > 0 ? p->tp : 1));
     snprintf(key, sizeof key, "%svisible", prefix);
     cl_col_str(r, key, vis);
     snprintf(key, sizeof key, "%sp2p_level", prefix);

@@ -40,10 +40,10 @@ struct current {
     lab29_case k;
     int calls;
 };
-extern struct current cur;
+extern struct current current_case;
 
 /* The case's server and job (every key optional; the defaults are chapter 1's job) into
- * cur, its probes counted from zero. */
+ * current_case, its probes counted from zero. */
 cl_result load_case(cl_case *c);
 
 /* The plan tp= visible= [p2p=] of a case. */

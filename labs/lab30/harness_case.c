@@ -13,15 +13,16 @@
     .kind = LAB30_SWITCHED, .gpus_per_node = 8, .nvlink_gbps = 18 * 20.6, .nic_gbps = 48,          \
     .probe_max_gpus = 1024, .budget = 20
 #define TORUS                                                                                      \
-    .kind = LAB30_TORUS_FABRIC, .algos = A(LAB30_RING) | A(LAB30_TORUS), .link_gbps = 45,          \
-    .hop_us = 1.0, .launch_us = 10, .probe_max_gpus = 1024, .budget = 20
+    .kind = LAB30_TORUS_FABRIC, .algos = ALGO_BIT(LAB30_RING) | ALGO_BIT(LAB30_TORUS),             \
+    .link_gbps = 45, .hop_us = 1.0, .launch_us = 10, .probe_max_gpus = 1024, .budget = 20
 static const struct fabric_def FABRICS[] = {
     {{.name = "superpod",
-      .algos = A(LAB30_RING) | A(LAB30_TREE) | A(LAB30_NVLS_TREE),
+      .algos = ALGO_BIT(LAB30_RING) | ALGO_BIT(LAB30_TREE) | ALGO_BIT(LAB30_NVLS_TREE),
       DGX_H100_SUPERPOD},
      "dgx-h100"},
     {{.name = "superpod-sharp",
-      .algos = A(LAB30_RING) | A(LAB30_TREE) | A(LAB30_NVLS_TREE) | A(LAB30_NVLS),
+      .algos = ALGO_BIT(LAB30_RING) | ALGO_BIT(LAB30_TREE) | ALGO_BIT(LAB30_NVLS_TREE) |
+               ALGO_BIT(LAB30_NVLS),
       .sharp = 1,
       DGX_H100_SUPERPOD},
      "dgx-h100"},
@@ -30,7 +31,7 @@ static const struct fabric_def FABRICS[] = {
 };
 #define NFABRICS ((int)(sizeof FABRICS / sizeof FABRICS[0]))
 
-struct current cur;
+struct current current_case;
 
 /* --- cases -------------------------------------------------------------------------------- */
 
@@ -39,17 +40,17 @@ cl_result load_case(cl_case *c, choose_args *a)
     const char *name, *text;
     CL_CHECK(cl_case_str(c, "fabric", &name));
     CL_CHECK(cl_case_str(c, "points", &text));
-    cur.def = NULL;
+    current_case.def = NULL;
     for (int i = 0; i < NFABRICS; i++)
         if (!strcmp(FABRICS[i].f.name, name))
-            cur.def = &FABRICS[i];
-    if (!cur.def) {
+            current_case.def = &FABRICS[i];
+    if (!current_case.def) {
         cl_set_error("fabric=%s: superpod, superpod-sharp, torus2d or torus3d", name);
         return CL_ERR_INVALID;
     }
-    cur.calls = 0;
+    current_case.calls = 0;
     memset(a, 0, sizeof *a);
-    a->f = cur.def->f;
+    a->f = current_case.def->f;
     for (const char *s = text; *s;) {
         char *end;
         long g = strtol(s, &end, 10);

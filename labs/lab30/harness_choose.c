@@ -19,7 +19,7 @@ static cl_result table_cols(cl_row *row, const choose_args *a, double *best)
         best[i] = INFINITY;
         for (int k = 0; k < LAB30_NALGOS; k++) {
             t[k][i] = 0;
-            if (!(a->f.algos & A(k)))
+            if (!(a->f.algos & ALGO_BIT(k)))
                 continue;
             CL_CHECK(time_of(k, a->pts[i].gpus, a->pts[i].bytes, &t[k][i]));
             best[i] = fmin(best[i], t[k][i]);
@@ -31,7 +31,7 @@ static cl_result table_cols(cl_row *row, const choose_args *a, double *best)
     for (int k = 0; k < LAB30_NALGOS; k++) {
         char key[32];
         snprintf(key, sizeof key, "t_%s", ALGO_NAMES[k]);
-        if (a->f.algos & A(k))
+        if (a->f.algos & ALGO_BIT(k))
             cl_col_nums(row, key, t[k], (size_t)a->n, "%.6g");
     }
     cl_col_nums(row, "best_s", best, (size_t)a->n, "%.6g");
@@ -55,7 +55,7 @@ cl_result choose_case(cl_case *c)
         a.algo[i] = -1;
     cl_result rc = cl_case_call(c, "choose", &a, sizeof a);
     cl_row *row = cl_case_row(c);
-    cl_col_int(row, "calls", cur.calls);
+    cl_col_int(row, "calls", current_case.calls);
     if (rc != CL_OK)
         return rc;
     CL_CHECK(table_cols(row, &a, best));
@@ -63,7 +63,7 @@ cl_result choose_case(cl_case *c)
     for (int i = 0; i < a.n; i++) {
         algo[i] = a.algo[i];
         mine[i] = 0; /* an algorithm that does not run here */
-        if (a.algo[i] >= 0 && a.algo[i] < LAB30_NALGOS && (a.f.algos & A(a.algo[i])))
+        if (a.algo[i] >= 0 && a.algo[i] < LAB30_NALGOS && (a.f.algos & ALGO_BIT(a.algo[i])))
             CL_CHECK(time_of(a.algo[i], a.pts[i].gpus, a.pts[i].bytes, &mine[i]));
     }
     cl_col_ints(row, "algo", algo, (size_t)a.n);

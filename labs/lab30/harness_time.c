@@ -14,20 +14,20 @@ static const cl_algo SIM_ALGO[LAB30_NALGOS] = {CL_ALGO_RING, CL_ALGO_TREE, CL_AL
 /* The DGX H100 machine of gpus GPUs, built once per process. */
 static cl_result machine(long gpus, cl_sim_machine **out)
 {
-    for (int i = 0; i < CACHED; i++)
-        if (cur.m_gpus[i] == gpus) {
-            *out = &cur.m[i];
+    for (int i = 0; i < CACHED_MACHINES; i++)
+        if (current_case.m_gpus[i] == gpus) {
+            *out = &current_case.m[i];
             return CL_OK;
         }
-    int i = cur.next;
-    cur.next = (cur.next + 1) % CACHED;
-    if (cur.m_gpus[i])
-        cl_sim_machine_free(&cur.m[i]);
-    cur.m_gpus[i] = 0;
-    cl_sim_overrides ov = {.nodes = (int)(gpus / cur.def->f.gpus_per_node), .routing = -1};
-    CL_CHECK(cl_sim_machine_load(cur.def->system, &ov, &cur.m[i]));
-    cur.m_gpus[i] = gpus;
-    *out = &cur.m[i];
+    int i = current_case.next;
+    current_case.next = (current_case.next + 1) % CACHED_MACHINES;
+    if (current_case.m_gpus[i])
+        cl_sim_machine_free(&current_case.m[i]);
+    current_case.m_gpus[i] = 0;
+    cl_sim_overrides ov = {.nodes = (int)(gpus / current_case.def->f.gpus_per_node), .routing = -1};
+    CL_CHECK(cl_sim_machine_load(current_case.def->system, &ov, &current_case.m[i]));
+    current_case.m_gpus[i] = gpus;
+    *out = &current_case.m[i];
     return CL_OK;
 }
 
@@ -74,7 +74,7 @@ static double sharp_time(const lab30_fabric *f, double bytes)
 
 static cl_result valid_point(const lab30_fabric *f, int algo, long gpus, double bytes)
 {
-    if (algo < 0 || algo >= LAB30_NALGOS || !(f->algos & A(algo))) {
+    if (algo < 0 || algo >= LAB30_NALGOS || !(f->algos & ALGO_BIT(algo))) {
         cl_set_error("%s: algorithm %d does not run on this fabric", f->name, algo);
         return CL_ERR_INVALID;
     }
@@ -92,7 +92,7 @@ static cl_result valid_point(const lab30_fabric *f, int algo, long gpus, double 
 
 cl_result time_of(int algo, long gpus, double bytes, double *out)
 {
-    const struct fabric_def *d = cur.def;
+    const struct fabric_def *d = current_case.def;
     CL_CHECK(valid_point(&d->f, algo, gpus, bytes));
     if (d->f.kind == LAB30_TORUS_FABRIC) {
         *out = torus_time(&d->f, algo, gpus, bytes);
@@ -113,13 +113,13 @@ cl_result time_of(int algo, long gpus, double bytes, double *out)
 cl_result lab_op(cl_run *run, cl_comm *comm, int code, void *args, size_t bytes)
 {
     (void)run, (void)comm;
-    if (code != LAB30_OP_PROBE || bytes != sizeof(lab30_probe_args) || !cur.def) {
+    if (code != LAB30_OP_PROBE || bytes != sizeof(lab30_probe_args) || !current_case.def) {
         cl_set_error("lab30 has no operation %d of %zu bytes here", code, bytes);
         return CL_ERR_INVALID;
     }
     lab30_probe_args *a = args;
-    const lab30_fabric *f = &cur.def->f;
-    if (cur.calls >= f->budget) {
+    const lab30_fabric *f = &current_case.def->f;
+    if (current_case.calls >= f->budget) {
         cl_set_error("lab30_probe_time: this case's budget of %d calls is spent", f->budget);
         return CL_ERR_INVALID;
     }
@@ -129,6 +129,6 @@ cl_result lab_op(cl_run *run, cl_comm *comm, int code, void *args, size_t bytes)
         return CL_ERR_INVALID;
     }
     CL_CHECK(time_of(a->algo, a->gpus, a->bytes, &a->time_s));
-    cur.calls++;
+    current_case.calls++;
     return CL_OK;
 }

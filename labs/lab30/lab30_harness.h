@@ -24,7 +24,7 @@ typedef struct choose_args {
 #ifndef CL_STUDENT_SIDE
 #include "sim/sim.h"
 
-#define A(x) (1 << (x)) /* algorithm x's bit in lab30_fabric.algos */
+#define ALGO_BIT(x) (1 << (x)) /* algorithm x's bit in lab30_fabric.algos */
 
 /* --- harness_case.c --- */
 
@@ -34,20 +34,20 @@ struct fabric_def {
     const char *system; /* switched: the simulator's system */
 };
 
-#define CACHED 8 /* machines kept: both switched fabrics are the same DGX H100 machine */
+#define CACHED_MACHINES 8 /* machines kept: both switched fabrics are the same DGX H100 machine */
 
 /* The case's fabric and the probes the student's program has asked for in it, and the
  * simulator's machines. */
 struct current {
     const struct fabric_def *def;
-    cl_sim_machine m[CACHED]; /* the machine built for m_gpus[i] GPUs */
-    long m_gpus[CACHED];
+    cl_sim_machine m[CACHED_MACHINES]; /* the machine built for m_gpus[i] GPUs */
+    long m_gpus[CACHED_MACHINES];
     int next;
     int calls;
 };
-extern struct current cur;
+extern struct current current_case;
 
-/* The case's fabric= (into cur, its probes counted from zero) and points=GPUS:BYTES,... */
+/* The case's fabric= (into current_case, its probes counted from zero) and points=GPUS:BYTES,... */
 cl_result load_case(cl_case *c, choose_args *a);
 
 /* --- harness_time.c --- */
