@@ -5,6 +5,7 @@
 #   lab-test     every lab: reference full marks, skeleton zero, mutants caught (tests/labs)
 #   format-check every C file as clang-format leaves it (`make format` fixes it)
 #   handout-check every handout against its spec (ids, points table, sections, commands)
+#   layout-check every lab's files, and its driver.c short (scripts/layout_check.py)
 #   exploit-test hostile submissions, 20 graders at once, official mode (tests/exploits)
 #   gpu-test     the GPU paths skip cleanly here; the smoke program (gpu-smoke) runs
 #   cluster-test a private Slurm and network namespaces on this machine (tests/cluster)
@@ -58,6 +59,9 @@ grader-test:
 handout-check:
 	$(Q)$(PYTHON) scripts/handout_check.py
 
+layout-check:
+	$(Q)$(PYTHON) scripts/layout_check.py
+
 exploit-test:
 	$(Q)$(PYTHON) -m unittest discover -s tests/exploits -t . $(if $(V),-v)
 
@@ -91,6 +95,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory check-skeletons
 	$(Q)$(MAKE) --no-print-directory format-check
 	$(Q)$(MAKE) --no-print-directory handout-check
+	$(Q)$(MAKE) --no-print-directory layout-check
 	$(Q)$(MAKE) --no-print-directory unit-test
 	$(Q)$(MAKE) --no-print-directory same-algo-test
 	$(Q)$(MAKE) --no-print-directory gpu-test
