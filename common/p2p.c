@@ -1,5 +1,6 @@
 /* p2p.c: the point-to-point front end both programs share: checks, groups, blocking calls. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "p2p_backend.h"
 
@@ -21,6 +22,7 @@ int cl_comm_world_of(const cl_comm *c, int r) { return c->world_of ? c->world_of
 int cl_comm_rank(const cl_comm *c) { return c->rank; }
 int cl_comm_size(const cl_comm *c) { return c->size; }
 const char *cl_comm_backend(const cl_comm *c) { return c->ops->name; }
+int cl_comm_on_sim(const cl_comm *c) { return strcmp(c->ops->name, "sim") == 0; }
 
 static cl_result check_peer(const cl_comm *c, int peer)
 {

@@ -59,6 +59,9 @@ typedef struct cl_request {
 int cl_comm_rank(const cl_comm *c);
 int cl_comm_size(const cl_comm *c);
 const char *cl_comm_backend(const cl_comm *c);
+/* 1 when c's backend is the simulator: its clock is simulated time, so one timed sample is
+ * exact and repeats add nothing. */
+int cl_comm_on_sim(const cl_comm *c);
 
 /* Blocking transfers (or posts, inside a group). peer is a rank of c. */
 cl_result cl_send(cl_comm *c, const void *buf, size_t bytes, int peer);

@@ -127,6 +127,10 @@ typedef struct cl_trace_event {
 
 const cl_trace_event *cl_student_trace(const cl_comm *comm, int *n);
 
+/* The bytes the rank of comm sent in its last call (its ISENDs), from its trace; with
+ * received, also the bytes it received (its IRECVs). */
+size_t cl_student_sent_bytes(const cl_comm *comm, size_t *received);
+
 /* Map the memory of descriptor fd (bytes long) into the student's program at
  * base too (CL_REGION_BASE, where the harness has it mapped already): the
  * region the ranks share (harness/region.c). */

@@ -537,6 +537,22 @@ const cl_trace_event *cl_student_trace(const cl_comm *comm, int *n)
     return S.ranks[r].trace;
 }
 
+size_t cl_student_sent_bytes(const cl_comm *comm, size_t *received)
+{
+    int n;
+    const cl_trace_event *ev = cl_student_trace(comm, &n);
+    size_t s = 0, r = 0;
+    for (int i = 0; i < n; i++) {
+        if (ev[i].op == CL_WOP_ISEND)
+            s += ev[i].bytes;
+        else if (ev[i].op == CL_WOP_IRECV)
+            r += ev[i].bytes;
+    }
+    if (received)
+        *received = r;
+    return s;
+}
+
 void *cl_student_args_home(const cl_comm *comm)
 {
     int r = comm->world_rank - S.first;

@@ -35,7 +35,7 @@ void cl_overlap_free(cl_comm *c, cl_overlap *o)
 
 cl_result cl_overlap_busy_until(cl_comm *c, double end)
 {
-    if (strcmp(cl_comm_backend(c), "sim") == 0)
+    if (cl_comm_on_sim(c))
         return cl_sim_compute(c, fmax(0, end - cl_comm_time(c)));
     while (cl_comm_time(c) < end) {
 #ifdef CL_HAVE_MPI

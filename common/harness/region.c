@@ -40,7 +40,7 @@ cl_result cl_shared_region(cl_comm *comm, size_t bytes, void **base)
         return CL_OK;
     }
     cl_result rc;
-    if (strcmp(cl_comm_backend(comm), "sim") == 0) {
+    if (cl_comm_on_sim(comm)) {
         int fd = memfd_create("commlab-region", MFD_CLOEXEC);
         if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0) {
             cl_set_error("cannot create a shared region of %zu bytes: %s", bytes, strerror(errno));

@@ -55,14 +55,12 @@ uint64_t mix(uint64_t a, uint64_t b) { return cl_data_hash(a * 0x9E3779B97F4A7C1
 
 uint64_t op_seed(uint64_t pair_seed, int k) { return mix(pair_seed, (uint64_t)k + 1); }
 
-static int sim_backend(const cl_comm *c) { return strcmp(cl_comm_backend(c), "sim") == 0; }
-
 /* Hold this rank up for `s` seconds: real time, or virtual time on "sim". */
 static void hold_up(cl_comm *c, double s)
 {
     if (s <= 0)
         return;
-    if (sim_backend(c)) {
+    if (cl_comm_on_sim(c)) {
         cl_sim_compute(c, s);
         return;
     }
@@ -309,7 +307,7 @@ cl_result ops_start(cl_run *run, cl_comm *c, int kind, size_t bytes, const lab03
     CL_CHECK(cl_barrier(c));
     /* Pairs are compared across processes on one clock, CLOCK_MONOTONIC (MPI_Wtime
      * need not be global) or the simulator's, from an origin every rank agrees on. */
-    s->origin = sim_backend(c) ? 0 : cl_wtime();
+    s->origin = cl_comm_on_sim(c) ? 0 : cl_wtime();
     CL_CHECK(cl_agree_max(c, &s->origin, 1));
     s->active = 1;
     return CL_OK;
@@ -333,7 +331,7 @@ cl_result ops_finish(cl_comm *c, const double *matrix, findings *f, char *why, s
     }
     double *end = NULL;
     CL_CHECK(op_ends(c, s, &end));
-    double to_global = sim_backend(c) ? 0 : cl_wtime() - cl_comm_time(c) - s->origin;
+    double to_global = cl_comm_on_sim(c) ? 0 : cl_wtime() - cl_comm_time(c) - s->origin;
     for (int q = 0; q < s->nv; q++) {
         visit *v = &s->v[q];
         int p = v->i * n + v->j;

@@ -23,8 +23,6 @@
 #define GRID_STEP   1.1892 /* 2^(1/4): the harness's grid of chunk counts */
 #define MAX_SAMPLES 64
 
-static int on_sim(const cl_comm *c) { return strcmp(cl_comm_backend(c), "sim") == 0; }
-
 /* --- the chain's message pattern ------------------------------------------------------- */
 
 /* A rank receives only from the rank before it on the chain and sends only to
@@ -78,7 +76,7 @@ static int lab05_suite_pattern(const cl_comm *c, const cl_coll_args *a, const cl
 static cl_result hop_time(cl_comm *c, void *buf, int from, size_t bytes, double *t)
 {
     int p = cl_comm_size(c), r = cl_comm_rank(c), to = (from + 1) % p;
-    int sim = on_sim(c), reps = sim ? 1 : 5, iters = sim ? 1 : bytes > 65536 ? 10 : 100;
+    int sim = cl_comm_on_sim(c), reps = sim ? 1 : 5, iters = sim ? 1 : bytes > 65536 ? 10 : 100;
     double s[5];
     for (int k = 0; k < reps; k++) {
         CL_CHECK(cl_barrier(c));
@@ -276,7 +274,8 @@ static cl_result sweep_chunks(cl_run *run, cl_comm *c, bcast *b, double *best, s
 static cl_result tune_size(cl_run *run, cl_comm *c, bcast *b, const lab05_chain *chain)
 {
     const cl_opts *o = cl_run_opts(run);
-    int sim = on_sim(c), n = sim ? 1 : (o->repeats < MAX_SAMPLES ? o->repeats : MAX_SAMPLES);
+    int sim = cl_comm_on_sim(c),
+        n = sim ? 1 : (o->repeats < MAX_SAMPLES ? o->repeats : MAX_SAMPLES);
     double us[MAX_SAMPLES], bus[MAX_SAMPLES], bus_us[MAX_SAMPLES], base_bus[MAX_SAMPLES];
     double bytes = (double)(b->count * cl_dtype_size(b->t)), s, whole = 0;
     size_t best_chunk = 0;
@@ -340,8 +339,8 @@ static cl_result lab05_tune(cl_run *run, cl_comm *c)
     CL_CHECK(measure_chain(c, &chain));
     cl_report_str(run, "units", "size and chunk in bytes, time in us, busbw in GB/s");
     cl_report_str(run, "baseline",
-                  on_sim(c) ? "the library's chain at the best chunk of a sweep"
-                            : "the library's Broadcast");
+                  cl_comm_on_sim(c) ? "the library's chain at the best chunk of a sweep"
+                                    : "the library's Broadcast");
     for (int i = 0; i < p; i++) {
         char key[32], value[64];
         snprintf(key, sizeof key, "hop%d", i);

@@ -85,7 +85,7 @@ static cl_result one_call(cl_run *run, cl_comm *c, int entry, size_t count, bufs
 /* Calls per sample (the fastest counts). */
 static int iters_for(const cl_comm *c, size_t bytes)
 {
-    if (strcmp(cl_comm_backend(c), "sim") == 0)
+    if (cl_comm_on_sim(c))
         return 1; /* virtual time is exact */
     size_t k = ((size_t)1 << 20) / (bytes ? bytes : 1);
     return k < 3 ? 3 : k > 8 ? 8 : (int)k;

@@ -106,7 +106,7 @@ typedef struct step_extra {
 static cl_result repeat(cl_run *run, cl_comm *c, const cl_overlap *o, step_args *a,
                         cl_overlap_sample *s, step_extra *x)
 {
-    int r = cl_comm_rank(c), sim = strcmp(cl_comm_backend(c), "sim") == 0;
+    int r = cl_comm_rank(c), sim = cl_comm_on_sim(c);
     uint64_t seed;
     double seconds;
     size_t wrong;

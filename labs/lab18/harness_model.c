@@ -210,7 +210,7 @@ static cl_result model_here(cl_run *run, cl_comm *c, double bytes, model_args *a
 {
     memset(a, 0, sizeof *a);
     a->choice = -1;
-    if (strcmp(cl_comm_backend(c), "sim") == 0) {
+    if (cl_comm_on_sim(c)) {
         CL_CHECK(machine_of_system(cl_run_opts(run)->system, nodes_count(), &a->m));
         a->m.ranks_per_node = nodes_size();
     } else {

@@ -66,7 +66,7 @@ static cl_result per_node_of(cl_run *run, cl_comm *comm, int *per)
             return CL_ERR_INVALID;
         }
         *per = (int)n;
-    } else if (strcmp(cl_comm_backend(comm), "sim") == 0) {
+    } else if (cl_comm_on_sim(comm)) {
         cl_sim_system s;
         CL_CHECK(cl_sim_system_load(cl_run_opts(run)->system, &s));
         *per = s.gpus_per_node < cl_comm_size(comm) ? s.gpus_per_node : cl_comm_size(comm);

@@ -15,7 +15,7 @@ cl_result lab20_local(cl_run *run, cl_comm *c, int *local)
         cl_set_error("--local wants a whole number of ranks per node, not '%s'", s ? s : "");
         return CL_ERR_INVALID;
     }
-    if (v == 0 && strcmp(cl_comm_backend(c), "sim") == 0) {
+    if (v == 0 && cl_comm_on_sim(c)) {
         cl_sim_system sys;
         CL_CHECK(cl_sim_system_load(cl_run_opts(run)->system, &sys));
         v = sys.gpus_per_node;

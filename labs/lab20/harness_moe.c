@@ -334,7 +334,7 @@ static cl_result timed(cl_run *run, cl_comm *c, int local, int hier, size_t byte
 
 static cl_result calibrate(cl_run *run, cl_comm *c, int local, calib *k)
 {
-    int sim = strcmp(cl_comm_backend(c), "sim") == 0, reps = sim ? 1 : 3;
+    int sim = cl_comm_on_sim(c), reps = sim ? 1 : 3;
     int two = local > 1 && cl_comm_size(c) > local;
     char why[512] = "";
     memset(k, 0, sizeof *k);

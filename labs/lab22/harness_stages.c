@@ -62,7 +62,7 @@ static cl_result one_stage(cl_run *run, cl_comm *c, const lab22_model *m, int st
     snprintf(doing, sizeof doing, "lab22_train, stage %d", stage);
     cl_deadline_doing(doing);
     CL_TRY(cl_student_run(c, "train", &a, sizeof a, ALLOW, &res));
-    size_t sent = sent_bytes(c), peak = peak_bytes(c);
+    size_t sent = cl_student_sent_bytes(c, NULL), peak = peak_bytes(c);
     if (res.status == CL_OK) {
         /* The inputs are read only: a changed one was used as the student's storage. */
         size_t w;

@@ -1,7 +1,7 @@
 /* lab22_harness.h: what lab 22's driver.c shares with its harness_*.c files.
  *
  * driver.c               the student's entries (both sides compile it) and the lab's table
- * harness_trace.c        what the trace of a rank's last call says: bytes sent, peak memory
+ * harness_trace.c        what the trace of a rank's last call says: its peak memory
  * harness_collectives.c  the collectives mode: the student's ReduceScatter and AllGather
  * harness_stages.c       the train mode: each stage's model, bytes and memory, checked
  * harness_train.c        the harness's own plain data-parallel run, its inputs, and ZeRO's
@@ -85,9 +85,8 @@ double lab22_best_bucket(const lab22_cluster *k, double *best_s);
 
 /* --- harness_trace.c --- */
 
-/* Bytes the rank sent in its last call, and the most memory it held at once in it
- * (cl_mem_alloc less cl_mem_free), from the trace. */
-size_t sent_bytes(const cl_comm *c);
+/* The most memory the rank held at once in its last call (cl_mem_alloc less cl_mem_free),
+ * from the trace. */
 size_t peak_bytes(const cl_comm *c);
 
 /* --- the modes (harness_collectives.c, harness_stages.c, harness_bucket.c) --- */

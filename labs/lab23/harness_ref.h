@@ -3,7 +3,7 @@
  * driver.c         the student's entries (both sides compile it) and the lab's table
  * harness_ref.c    the reference block, in double precision
  * harness_watch.c  what the harness sees of the student's program: its buffers, its own
- *                  memory, the bytes it sent
+ *                  memory
  * harness_block.c  the block mode: TP's block and the student's SP block, checked and measured
  * harness_model.c  the model mode: the student's accounting and plan
  *
@@ -83,9 +83,6 @@ void buffers_drop_new(cl_comm *c, const buffer_set *before);
 
 /* Private anonymous memory of the student's program (RssAnon), KiB; -1 if unknown. */
 double anon_kib(void);
-
-/* Bytes the rank sent in its last call. */
-double sent_bytes(const cl_comm *c);
 
 /* --- the modes (harness_block.c, harness_model.c) --- */
 

@@ -1,7 +1,7 @@
 /* harness_watch.c: what the harness sees of the student's program: the buffers a rank holds
  * (the harness's record of every cl_mem_alloc), the program's own memory (RssAnon, read from
- * /proc, where malloc and static arrays cannot hide activations), and the bytes a rank sent
- * in its last call (the trace).
+ * /proc, where malloc and static arrays cannot hide activations). The bytes a rank sent are
+ * cl_student_sent_bytes()'s (boundary.h).
  */
 #include <stdio.h>
 #include <string.h>
@@ -72,16 +72,4 @@ double anon_kib(void)
             break;
     fclose(f);
     return kib;
-}
-
-/* Bytes the rank sent in its last call. */
-double sent_bytes(const cl_comm *c)
-{
-    int n;
-    double sum = 0;
-    const cl_trace_event *ev = cl_student_trace(c, &n);
-    for (int i = 0; i < n; i++)
-        if (ev[i].op == CL_WOP_ISEND)
-            sum += (double)ev[i].bytes;
-    return sum;
 }

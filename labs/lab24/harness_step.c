@@ -25,8 +25,6 @@ typedef struct device {
 
 static device dev[MAX_RANKS];
 
-static int on_sim(const cl_comm *c) { return strcmp(cl_comm_backend(c), "sim") == 0; }
-
 cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t bytes)
 {
     (void)run;
@@ -45,7 +43,7 @@ cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t bytes)
     double part = k->s / k->parts, end = cl_comm_time(c) + part;
     int last = d->next_part + 1 == k->parts;
     a->nready = 0;
-    if (last && !on_sim(c)) /* the kernel writes its gradients while it runs */
+    if (last && !cl_comm_on_sim(c)) /* the kernel writes its gradients while it runs */
         for (int i = 0; i < k->nready; i++) {
             size_t o = d->off[k->ready[i]];
             memcpy(d->grads + o, d->stage + o, (size_t)d->net->bytes[k->ready[i]]);
@@ -59,7 +57,7 @@ cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t bytes)
         for (int i = 0; i < k->nready; i++) {
             int p = k->ready[i];
             size_t o = d->off[p];
-            if (on_sim(c)) /* the gradient exists from now on; before, it was garbage */
+            if (cl_comm_on_sim(c)) /* the gradient exists from now on; before, it was garbage */
                 CL_CHECK(cl_fill(c, d->grads + o, (size_t)(d->net->bytes[p] / sizeof(float)),
                                  CL_FLOAT32, CL_SUM, d->seed, r, o));
             a->ready[a->nready++] = p;
@@ -112,7 +110,7 @@ typedef struct step_extra {
 static cl_result repeat(cl_run *run, cl_comm *c, const lab24_net *net, const cl_overlap *o,
                         const size_t *off, float *stage, cl_overlap_sample *s, step_extra *x)
 {
-    int r = cl_comm_rank(c), sim = on_sim(c);
+    int r = cl_comm_rank(c), sim = cl_comm_on_sim(c);
     uint64_t seed;
     double start, seconds;
     size_t wrong, count = o->count;
@@ -172,7 +170,7 @@ static cl_result step_rank(cl_run *run, cl_comm *c, step_state *st)
     cl_result rc = CL_OK;
     CL_TRY(cl_overlap_alloc(c, &o, count));
     a->grads = o.grads;
-    if (!on_sim(c) && !(stage = malloc(count * sizeof(float)))) {
+    if (!cl_comm_on_sim(c) && !(stage = malloc(count * sizeof(float)))) {
         rc = CL_ERR_NOMEM;
         goto done;
     }

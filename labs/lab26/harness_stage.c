@@ -18,7 +18,7 @@ static void *slot(void *buf, size_t bytes, int j) { return (char *)buf + (size_t
 /* The stage's computation time: virtual on sim, slept on cpu and gpu. */
 static cl_result compute(cl_comm *c, double seconds)
 {
-    if (strcmp(cl_comm_backend(c), "sim") == 0)
+    if (cl_comm_on_sim(c))
         return cl_sim_compute(c, seconds);
     double until = cl_comm_time(c) + seconds;
     for (double now = cl_comm_time(c); now < until; now = cl_comm_time(c)) {
