@@ -11,9 +11,9 @@
 
 .DEFAULT_GOAL := all
 .PHONY: all lib cli labs solutions skeletons check-skeletons unit-test grader-test lab-test \
-        test deps same-algo-test handout-check layout-check gpu-smoke gpu-test sim-cli-test exploit-test \
-        cluster-test fuzz san-test bench clean format format-check toylab test-programs \
-        student-release
+        test deps same-algo-test handout-check layout-check gpu-smoke gpu-test sim-cli-test \
+        exploit-test cluster-test fuzz san-test bench clean format format-check toylab \
+        test-programs student-release
 
 include mk/config.mk
 include mk/library.mk
