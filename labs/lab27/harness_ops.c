@@ -54,16 +54,16 @@ static cl_result owned(cl_comm *c, const void *p, size_t bytes, const char *what
     return cl_buffers_find(p, bytes, cl_comm_rank(c), what) ? CL_OK : CL_ERR_INVALID;
 }
 
-static size_t block_of(int kind, size_t count, int p)
+static size_t block_of(cl_coll_kind kind, size_t count, int p)
 {
-    return kind == LAB27_ALLGATHER ? count / (size_t)p : count;
+    return kind == CL_COLL_ALLGATHER ? count / (size_t)p : count;
 }
 
 /* The elements the harness corrupts after every call of (kind, count, in place): none in
  * about two rows of three; else k elements of one rank's output, the same on every call.
  * Drawn from a seed the student's program never sees. */
 
-lab27_corruption lab27_corruption_of(int kind, size_t count, int in_place, int p)
+lab27_corruption lab27_corruption_of(cl_coll_kind kind, size_t count, int in_place, int p)
 {
     lab27_corruption x = {0, 0, 0};
     uint64_t h = mix(mix(corrupt_seed, (uint64_t)kind * 2 + (uint64_t)in_place), count);
@@ -79,14 +79,14 @@ lab27_corruption lab27_corruption_of(int kind, size_t count, int in_place, int p
 
 /* The collective under test on the rank's buffers (both the student's calls and the
  * reference's go through here). */
-cl_result lab27_coll_op(cl_comm *c, int kind, const void *send, void *recv, size_t count)
+cl_result lab27_coll_op(cl_comm *c, cl_coll_kind kind, const void *send, void *recv, size_t count)
 {
     rank_state *s = state_of(c);
     if (!s)
         return CL_ERR_INVALID;
     int p = cl_comm_size(c), r = cl_comm_rank(c);
-    if ((kind != LAB27_ALLREDUCE && kind != LAB27_ALLGATHER) || count == 0 ||
-        (kind == LAB27_ALLGATHER && count % (size_t)p != 0)) {
+    if ((kind != CL_COLL_ALLREDUCE && kind != CL_COLL_ALLGATHER) || count == 0 ||
+        (kind == CL_COLL_ALLGATHER && count % (size_t)p != 0)) {
         cl_set_error("lab27_coll: kind %d with count %zu (AllGather: a multiple of %d ranks)", kind,
                      count, p);
         return CL_ERR_INVALID;
@@ -95,7 +95,7 @@ cl_result lab27_coll_op(cl_comm *c, int kind, const void *send, void *recv, size
     CL_CHECK(owned(c, recv, count * es, "lab27_coll's recvbuf"));
     CL_CHECK(owned(c, send, block * es, "lab27_coll's sendbuf"));
     const char *in_place_at =
-        (const char *)recv + (kind == LAB27_ALLGATHER ? (size_t)r * block * es : 0);
+        (const char *)recv + (kind == CL_COLL_ALLGATHER ? (size_t)r * block * es : 0);
     int in_place = (const char *)send == in_place_at;
     if (!in_place && (const char *)send < (const char *)recv + count * es &&
         (const char *)send + block * es > (const char *)recv) {
@@ -118,8 +118,7 @@ cl_result lab27_coll_op(cl_comm *c, int kind, const void *send, void *recv, size
                       .scratch = s->scratch,
                       .scratch_bytes = s->scratch_bytes};
     s->colls++;
-    CL_CHECK(
-        cl_library_coll(c, kind == LAB27_ALLREDUCE ? CL_COLL_ALLREDUCE : CL_COLL_ALLGATHER, &a));
+    CL_CHECK(cl_library_coll(c, kind, &a));
     lab27_corruption x = lab27_corruption_of(kind, count, in_place, p);
     if (x.k && x.victim == r)
         CL_CHECK(cl_poison(c, (char *)recv + x.off * es, (size_t)x.k * es, CL_FLOAT32));

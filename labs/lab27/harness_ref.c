@@ -10,8 +10,8 @@
  * the ranks (nccl-tests' -a 1). The timed calls go through the student's program, as the
  * student's own do (the lab's "ref_loop" entry); the harness times the entry on its own
  * clock and counts the calls it performed. */
-static cl_result timed(cl_comm *c, int kind, const void *send, void *recv, size_t count, int warmup,
-                       int iters, double *us)
+static cl_result timed(cl_comm *c, cl_coll_kind kind, const void *send, void *recv, size_t count,
+                       int warmup, int iters, double *us)
 {
     for (int i = 0; i < warmup; i++)
         CL_CHECK(lab27_coll_op(c, kind, send, recv, count));
@@ -34,27 +34,27 @@ static cl_result timed(cl_comm *c, int kind, const void *send, void *recv, size_
     return CL_OK;
 }
 
-static cl_result ref_bench(cl_comm *c, int kind, size_t bytes, int warmup, int iters, char *send,
-                           char *recv, lab27_ref_row *row)
+static cl_result ref_bench(cl_comm *c, cl_coll_kind kind, size_t bytes, int warmup, int iters,
+                           char *send, char *recv, lab27_ref_row *row)
 {
     int p = cl_comm_size(c), r = cl_comm_rank(c);
     size_t count = bytes / sizeof(float), block;
-    if (kind == LAB27_ALLGATHER)
+    if (kind == CL_COLL_ALLGATHER)
         count = (count / (size_t)p) & ~(size_t)3; /* nccl-tests: a 16-byte multiple per rank */
     block = count;
-    size_t total = kind == LAB27_ALLGATHER ? block * (size_t)p : count;
+    size_t total = kind == CL_COLL_ALLGATHER ? block * (size_t)p : count;
     row->count = block;
     row->sendcount = block;
     row->recvcount = total;
     row->size = total * sizeof(float);
     for (int ip = 0; ip < 2; ip++) {
-        char *in = ip ? recv + (kind == LAB27_ALLGATHER ? (size_t)r * block * 4 : 0) : send;
+        char *in = ip ? recv + (kind == CL_COLL_ALLGATHER ? (size_t)r * block * 4 : 0) : send;
         CL_CHECK(timed(c, kind, in, recv, total, warmup, iters, &row->us[ip]));
         /* the check: fresh inputs, one call, every element of every rank's output */
-        CL_CHECK(lab27_fill_op(c, in, block, kind == LAB27_ALLGATHER ? (size_t)r * block : 0));
+        CL_CHECK(lab27_fill_op(c, in, block, kind == CL_COLL_ALLGATHER ? (size_t)r * block : 0));
         CL_CHECK(lab27_coll_op(c, kind, in, recv, total));
         long long w = 0, x;
-        if (kind == LAB27_ALLREDUCE)
+        if (kind == CL_COLL_ALLREDUCE)
             CL_CHECK(lab27_check_op(c, recv, total, 0, p, 0, &w));
         else
             for (int j = 0; j < p; j++) {
@@ -80,7 +80,7 @@ cl_result lab27_ref_sweep(cl_comm *c, const lab27_config *cfg, lab27_ref_row ref
     CL_TRY(cl_mem_alloc(c, cfg->max_bytes, (void **)&recv));
     for (size_t w = cfg->min_bytes; w <= cfg->max_bytes; w *= 2) {
         size_t n = w / 4;
-        if (cfg->kind == LAB27_ALLGATHER)
+        if (cfg->kind == CL_COLL_ALLGATHER)
             n = ((n / (size_t)p) & ~(size_t)3) * (size_t)p;
         for (int j = 0; j < cfg->warmup && n; j++)
             CL_TRY(lab27_coll_op(c, cfg->kind, send, recv, n));

@@ -12,15 +12,6 @@
 #include "lab27_harness.h"
 #include "lab27_wire.h"
 
-static int kind_of(const char *name)
-{
-    if (!name || strcmp(name, "allreduce") == 0)
-        return LAB27_ALLREDUCE;
-    if (strcmp(name, "allgather") == 0)
-        return LAB27_ALLGATHER;
-    return -1;
-}
-
 /* The student's lab27_sweep() on every rank; rank 0 prints its report and keeps it. */
 static cl_result student_sweep(cl_run *run, cl_comm *c, const lab27_config *cfg, sweep_args *a,
                                int k)
@@ -53,8 +44,9 @@ static cl_result student_sweep(cl_run *run, cl_comm *c, const lab27_config *cfg,
 cl_result sweep_mode(cl_run *run, cl_comm *c)
 {
     const cl_opts *o = cl_run_opts(run);
-    int kind = kind_of(o->colls);
-    if (kind < 0) {
+    cl_coll_kind kind = CL_COLL_ALLREDUCE;
+    if (o->colls && (cl_coll_parse(o->colls, &kind) != CL_OK ||
+                     (kind != CL_COLL_ALLREDUCE && kind != CL_COLL_ALLGATHER))) {
         cl_set_error("--coll %s: lab 27 benchmarks allreduce or allgather", o->colls);
         return CL_ERR_INVALID;
     }
@@ -82,7 +74,7 @@ cl_result sweep_mode(cl_run *run, cl_comm *c)
         cl_set_error("sweep: %d sizes (at most 32)", nsizes);
         return CL_ERR_INVALID;
     }
-    cl_report_str(run, "collective", kind == LAB27_ALLREDUCE ? "allreduce" : "allgather");
+    cl_report_str(run, "collective", cl_coll_name(kind));
     cl_report_int(run, "ranks", cl_comm_size(c));
     cl_report_int(run, "warmup", cfg.warmup);
     cl_report_int(run, "iters", cfg.iters);

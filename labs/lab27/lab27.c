@@ -10,7 +10,7 @@
 
 /* --- 1. the counts of a row ------------------------------------------------------------------ */
 
-void lab27_sizes_of(int kind, size_t bytes, int nranks, lab27_sizes *s)
+void lab27_sizes_of(cl_coll_kind kind, size_t bytes, int nranks, lab27_sizes *s)
 {
     // TODO(lab27) 1: the count, send and receive counts, size column, the bytes algbw
     //                counts and the busbw factor of one row (README section 1).
@@ -21,8 +21,8 @@ void lab27_sizes_of(int kind, size_t bytes, int nranks, lab27_sizes *s)
 /* --- 2. one size: timed, then checked ----------------------------------------------------------
  */
 
-cl_result lab27_bench(cl_comm *c, int kind, size_t bytes, int warmup, int iters, void *sendbuf,
-                      void *recvbuf, lab27_result *r)
+cl_result lab27_bench(cl_comm *c, cl_coll_kind kind, size_t bytes, int warmup, int iters,
+                      void *sendbuf, void *recvbuf, lab27_result *r)
 {
     // TODO(lab27) 2: out-of-place then in-place: warmup untimed calls, a barrier, iters
     //                timed calls (the time of one, averaged over the ranks), then fresh

@@ -4,10 +4,11 @@
 #ifndef COMMLAB_LAB27_H
 #define COMMLAB_LAB27_H
 
+#include "coll.h"
 #include "commlab.h"
 
-/* The collectives this harness benchmarks, with nccl-tests' names. */
-enum { LAB27_ALLREDUCE = 0, LAB27_ALLGATHER = 1 };
+/* The collectives this harness benchmarks: kind is CL_COLL_ALLREDUCE or CL_COLL_ALLGATHER
+ * (coll.h). */
 
 /* --- given (lab27_ops.c): every call goes to the harness, which performs it --- */
 
@@ -16,7 +17,8 @@ enum { LAB27_ALLREDUCE = 0, LAB27_ALLGATHER = 1 };
  * AllReduce: sendbuf and recvbuf hold count elements; AllGather: sendbuf holds
  * count / nranks elements (this rank's block), recvbuf count. In place: AllReduce with
  * sendbuf == recvbuf, AllGather with sendbuf == recvbuf + rank * (count / nranks). */
-cl_result lab27_coll(cl_comm *c, int kind, const void *sendbuf, void *recvbuf, size_t count);
+cl_result lab27_coll(cl_comm *c, cl_coll_kind kind, const void *sendbuf, void *recvbuf,
+                     size_t count);
 
 /* Fill count floats of buf with this rank's fresh inputs, element k being the input of
  * global index first + k. Every call draws new data (on every rank alike, when every
@@ -40,7 +42,7 @@ typedef struct lab27_sizes {
     double bw_bytes;   /* the bytes algbw divides by the time */
     double bus_factor; /* busbw = algbw * bus_factor */
 } lab27_sizes;
-void lab27_sizes_of(int kind, size_t bytes, int nranks, lab27_sizes *s);
+void lab27_sizes_of(cl_coll_kind kind, size_t bytes, int nranks, lab27_sizes *s);
 
 /* One measurement: out-of-place ([0]) and in-place ([1]). */
 typedef struct lab27_result {
@@ -53,12 +55,12 @@ typedef struct lab27_result {
 /* Time and check one collective at one size (bytes), on buffers sendbuf and recvbuf of
  * at least the row's send and receive counts: warmup untimed calls, then iters timed
  * calls, then one checked call, out-of-place then in-place. Every rank calls it. */
-cl_result lab27_bench(cl_comm *c, int kind, size_t bytes, int warmup, int iters, void *sendbuf,
-                      void *recvbuf, lab27_result *r);
+cl_result lab27_bench(cl_comm *c, cl_coll_kind kind, size_t bytes, int warmup, int iters,
+                      void *sendbuf, void *recvbuf, lab27_result *r);
 
 /* The benchmark's parameters, as nccl-tests' command line gives them. */
 typedef struct lab27_config {
-    int kind;
+    cl_coll_kind kind;
     size_t min_bytes, max_bytes;
     int factor; /* sizes min, min * factor, ... <= max */
     int warmup, iters;

@@ -17,7 +17,7 @@
 
 /* The operations (harness_ops.c): the student's calls come through lab27_lab_op. */
 cl_result lab27_lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t bytes);
-cl_result lab27_coll_op(cl_comm *c, int kind, const void *send, void *recv, size_t count);
+cl_result lab27_coll_op(cl_comm *c, cl_coll_kind kind, const void *send, void *recv, size_t count);
 cl_result lab27_fill_op(cl_comm *c, void *buf, size_t count, size_t first);
 cl_result lab27_check_op(cl_comm *c, const void *buf, size_t count, int lo, int hi, size_t first,
                          long long *wrong);
@@ -35,7 +35,7 @@ typedef struct lab27_corruption {
     int k, victim;
     size_t off;
 } lab27_corruption;
-lab27_corruption lab27_corruption_of(int kind, size_t count, int in_place, int p);
+lab27_corruption lab27_corruption_of(cl_coll_kind kind, size_t count, int in_place, int p);
 
 /* The reference benchmark (harness_ref.c): round k of every size into ref[size][k]. */
 typedef struct lab27_ref_row {

@@ -4,7 +4,8 @@
 #include "student/student.h"
 #include "lab27_wire.h"
 
-cl_result lab27_coll(cl_comm *c, int kind, const void *sendbuf, void *recvbuf, size_t count)
+cl_result lab27_coll(cl_comm *c, cl_coll_kind kind, const void *sendbuf, void *recvbuf,
+                     size_t count)
 {
     lab27_op_args a = {.kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count};
     return cl_lab_call(c, LAB27_OP_COLL, &a, sizeof a);

@@ -11,7 +11,7 @@
 enum { LAB27_OP_COLL = 1, LAB27_OP_FILL = 2, LAB27_OP_CHECK = 3 };
 
 typedef struct lab27_op_args {
-    int kind;
+    cl_coll_kind kind;
     const void *sendbuf;
     void *recvbuf;
     size_t count, first;
@@ -22,7 +22,8 @@ typedef struct lab27_op_args {
 /* The reference's timed loop, run in the student's program by the lab's own code (driver.c's
  * entry "ref_loop"), so that its calls take the same path as the student's. */
 typedef struct lab27_loop_args {
-    int kind, iters;
+    cl_coll_kind kind;
+    int iters;
     const void *sendbuf;
     void *recvbuf;
     size_t count;

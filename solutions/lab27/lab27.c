@@ -10,12 +10,12 @@
 
 /* --- 1. the counts of a row ------------------------------------------------------------------ */
 
-void lab27_sizes_of(int kind, size_t bytes, int nranks, lab27_sizes *s)
+void lab27_sizes_of(cl_coll_kind kind, size_t bytes, int nranks, lab27_sizes *s)
 {
     /* BEGIN SOLUTION */
     size_t es = sizeof(float), n = bytes / es, p = (size_t)nranks;
     memset(s, 0, sizeof *s);
-    if (kind == LAB27_ALLGATHER) {
+    if (kind == CL_COLL_ALLGATHER) {
         size_t base = (n / p) & ~(size_t)(16 / es - 1); /* 16-byte blocks, as nccl-tests */
         s->count = s->sendcount = base;
         s->recvcount = base * p;
@@ -41,7 +41,7 @@ void lab27_sizes_of(int kind, size_t bytes, int nranks, lab27_sizes *s)
 
 /* BEGIN SOLUTION */
 /* The time of one call, in microseconds, averaged over the ranks. */
-static cl_result time_calls(cl_comm *c, int kind, const void *in, void *out, size_t total,
+static cl_result time_calls(cl_comm *c, cl_coll_kind kind, const void *in, void *out, size_t total,
                             int warmup, int iters, double *us)
 {
     for (int i = 0; i < warmup; i++)
@@ -57,15 +57,15 @@ static cl_result time_calls(cl_comm *c, int kind, const void *in, void *out, siz
 }
 
 /* Fresh inputs, one call, and the wrong elements of every rank's output, summed. */
-static cl_result check_once(cl_comm *c, int kind, const lab27_sizes *s, void *in, void *out,
-                            long long *wrong)
+static cl_result check_once(cl_comm *c, cl_coll_kind kind, const lab27_sizes *s, void *in,
+                            void *out, long long *wrong)
 {
     int p = cl_comm_size(c), r = cl_comm_rank(c);
     size_t total = s->recvcount, block = s->sendcount;
     long long w = 0, x;
-    CL_CHECK(lab27_fill(c, in, block, kind == LAB27_ALLGATHER ? (size_t)r * block : 0));
+    CL_CHECK(lab27_fill(c, in, block, kind == CL_COLL_ALLGATHER ? (size_t)r * block : 0));
     CL_CHECK(lab27_coll(c, kind, in, out, total));
-    if (kind == LAB27_ALLREDUCE) {
+    if (kind == CL_COLL_ALLREDUCE) {
         CL_CHECK(lab27_check(c, out, total, 0, p, 0, &w));
     } else {
         for (int j = 0; j < p; j++) { /* block j is rank j's own input */
@@ -81,8 +81,8 @@ static cl_result check_once(cl_comm *c, int kind, const lab27_sizes *s, void *in
 }
 /* END SOLUTION */
 
-cl_result lab27_bench(cl_comm *c, int kind, size_t bytes, int warmup, int iters, void *sendbuf,
-                      void *recvbuf, lab27_result *r)
+cl_result lab27_bench(cl_comm *c, cl_coll_kind kind, size_t bytes, int warmup, int iters,
+                      void *sendbuf, void *recvbuf, lab27_result *r)
 {
     /* BEGIN SOLUTION */
     memset(r, 0, sizeof *r);
@@ -91,7 +91,7 @@ cl_result lab27_bench(cl_comm *c, int kind, size_t bytes, int warmup, int iters,
     for (int ip = 0; ip < 2; ip++) {
         /* in place: AllReduce's input is its output, AllGather's is its own block of it */
         void *in = !ip ? sendbuf
-                   : kind == LAB27_ALLGATHER
+                   : kind == CL_COLL_ALLGATHER
                        ? (void *)((float *)recvbuf + (size_t)cl_comm_rank(c) * block)
                        : recvbuf;
         CL_CHECK(time_calls(c, kind, in, recvbuf, r->s.recvcount, warmup, iters, &r->time_us[ip]));
@@ -143,8 +143,8 @@ cl_result lab27_sweep(cl_comm *c, const lab27_config *cfg, char *text, size_t ca
 {
     /* BEGIN SOLUTION */
     int p = cl_comm_size(c), me = cl_comm_rank(c);
-    const char *prog = cfg->kind == LAB27_ALLGATHER ? "all_gather_perf" : "all_reduce_perf";
-    const char *redop = cfg->kind == LAB27_ALLGATHER ? "none" : "sum";
+    const char *prog = cfg->kind == CL_COLL_ALLGATHER ? "all_gather_perf" : "all_reduce_perf";
+    const char *redop = cfg->kind == CL_COLL_ALLGATHER ? "none" : "sum";
     size_t used = 0;
     if (me != 0)
         cap = 0; /* only rank 0 reports */
