@@ -225,3 +225,18 @@ cl_result cl_agree_sum(cl_comm *comm, double *v, int n)
 {
     return agree_doubles(comm, v, n, CL_SUM);
 }
+
+/* A sum in which every rank contributes only its own slot, CL_AGREE_MAX slots at a time. */
+cl_result cl_agree_gather(cl_comm *comm, int64_t mine, int64_t *all)
+{
+    int p = cl_comm_size(comm), me = cl_comm_rank(comm);
+    for (int at = 0; at < p; at += CL_AGREE_MAX) {
+        int k = p - at < CL_AGREE_MAX ? p - at : CL_AGREE_MAX;
+        int64_t x[CL_AGREE_MAX] = {0};
+        if (me >= at && me < at + k)
+            x[me - at] = mine;
+        CL_CHECK(cl_agree(comm, CL_SUM, x, k));
+        memcpy(all + at, x, (size_t)k * sizeof *x);
+    }
+    return CL_OK;
+}

@@ -226,6 +226,10 @@ cl_result cl_count_far(cl_comm *c, const void *buf, const double *expected, size
 cl_result cl_agree_max(cl_comm *comm, double *v, int n);
 cl_result cl_agree_sum(cl_comm *comm, double *v, int n);
 
+/* Every rank of comm gets every rank's value: all[r] = rank r's mine, for each of
+ * the cl_comm_size(comm) ranks. */
+cl_result cl_agree_gather(cl_comm *comm, int64_t mine, int64_t *all);
+
 /* The library's collective of kind (cl_library_coll) after a barrier, timed on c's
  * clock: *seconds is the slowest rank's time, the same on every rank. */
 cl_result cl_library_coll_timed(cl_comm *c, cl_coll_kind kind, const cl_coll_args *a,

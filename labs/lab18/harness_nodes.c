@@ -21,7 +21,7 @@ int nodes_size(void) { return T.per_node; }
 int node_of(int r) { return r >= 0 && r < T.nranks ? T.node[r] : -1; }
 int local_of(int r) { return r >= 0 && r < T.nranks ? T.local[r] : -1; }
 
-/* Host names, hashed, of every rank: cl_agree sums CL_AGREE_MAX values at a time. */
+/* Host names, hashed, of every rank. */
 static cl_result host_nodes(cl_comm *comm, int p)
 {
     char host[256] = "";
@@ -32,15 +32,8 @@ static cl_result host_nodes(cl_comm *comm, int p)
     uint64_t h = 1469598103934665603ULL;
     for (const char *s = host; *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    int64_t mine = (int64_t)(cl_data_hash(h) >> 2), hash[MAX_RANKS];
-    for (int base = 0; base < p; base += CL_AGREE_MAX) {
-        int64_t v[CL_AGREE_MAX] = {0};
-        int n = p - base < CL_AGREE_MAX ? p - base : CL_AGREE_MAX, r = cl_comm_rank(comm);
-        if (r >= base && r < base + n)
-            v[r - base] = mine;
-        CL_CHECK(cl_agree(comm, CL_SUM, v, n));
-        memcpy(hash + base, v, (size_t)n * sizeof *v);
-    }
+    int64_t hash[MAX_RANKS];
+    CL_CHECK(cl_agree_gather(comm, (int64_t)(cl_data_hash(h) >> 2), hash));
     int nodes = 0;
     int64_t seen[MAX_RANKS];
     for (int r = 0; r < p; r++) {

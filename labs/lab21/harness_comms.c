@@ -33,19 +33,12 @@ static int world_rank_of(const cl_comm *c)
     return -1;
 }
 
-/* The members of c in its rank order, by agreement over c itself. */
-static cl_result members(cl_comm *c, int w, int *out)
+/* *head = the world rank of c's rank 0, by agreement over c itself. */
+static cl_result first_member(cl_comm *c, int w, int *head)
 {
-    int n = cl_comm_size(c), me = cl_comm_rank(c);
-    for (int base = 0; base < n; base += CL_AGREE_MAX) {
-        int64_t v[CL_AGREE_MAX] = {0};
-        int m = n - base < CL_AGREE_MAX ? n - base : CL_AGREE_MAX;
-        if (me >= base && me < base + m)
-            v[me - base] = w + 1;
-        CL_CHECK(cl_agree(c, CL_SUM, v, m));
-        for (int i = 0; i < m; i++)
-            out[base + i] = (int)v[i] - 1;
-    }
+    int64_t v[1] = {cl_comm_rank(c) == 0 ? w : 0};
+    CL_CHECK(cl_agree(c, CL_SUM, v, 1));
+    *head = (int)v[0];
     return CL_OK;
 }
 
@@ -67,13 +60,8 @@ cl_result lab_op(cl_run *run, cl_comm *c, int code, void *args, size_t bytes)
         seen[w].first[a->kind] = -1;
         return CL_OK;
     }
-    int *list = malloc((size_t)cl_comm_size(c) * sizeof *list); /* per rank: agree yields */
-    if (!list)
-        return CL_ERR_NOMEM;
-    cl_result rc = members(c, w, list);
-    int head = list[0];
-    free(list);
-    CL_CHECK(rc);
+    int head;
+    CL_CHECK(first_member(c, w, &head));
     seen[w].first[a->kind] = head;
     seen[w].place[a->kind] = cl_comm_rank(c);
     seen[w].comm[a->kind] = c;
@@ -102,16 +90,16 @@ cl_result student_init(cl_comm *world, const lab21_parallel *p, cl_result *statu
 cl_result gather_kind(cl_comm *world, int k, int *first, int *place)
 {
     int n = cl_comm_size(world), me = cl_comm_rank(world);
-    for (int base = 0; base < n; base += CL_AGREE_MAX) {
-        int64_t v[CL_AGREE_MAX] = {0};
-        int m = n - base < CL_AGREE_MAX ? n - base : CL_AGREE_MAX;
-        if (me >= base && me < base + m)
-            v[me - base] = ((int64_t)seen[me].first[k] + 2) * 4096 + seen[me].place[k] + 1;
-        CL_CHECK(cl_agree(world, CL_SUM, v, m));
-        for (int i = 0; i < m; i++)
-            first[base + i] = (int)(v[i] / 4096) - 2, place[base + i] = (int)(v[i] % 4096) - 1;
-    }
-    return CL_OK;
+    int64_t *all = malloc((size_t)n * sizeof *all);
+    if (!all)
+        return CL_ERR_NOMEM;
+    /* first >= -2 and place >= -1, packed into one value */
+    cl_result rc = cl_agree_gather(
+        world, ((int64_t)seen[me].first[k] + 2) * 4096 + seen[me].place[k] + 1, all);
+    for (int i = 0; rc == CL_OK && i < n; i++)
+        first[i] = (int)(all[i] / 4096) - 2, place[i] = (int)(all[i] % 4096) - 1;
+    free(all);
+    return rc;
 }
 
 /* Ranks whose group of kind k differs from the reference's (first member, place). */

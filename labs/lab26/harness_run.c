@@ -11,13 +11,6 @@
 #include "lab26_harness.h"
 
 /* Every rank gets v[0..n) combined by max over ranks (each rank wrote its part). */
-static cl_result gather_max(cl_comm *c, double *v, int n)
-{
-    for (int i = 0; i < n; i += CL_AGREE_MAX)
-        CL_CHECK(cl_agree_max(c, v + i, n - i < CL_AGREE_MAX ? n - i : CL_AGREE_MAX));
-    return CL_OK;
-}
-
 static cl_result read_ms(cl_run *run, const char *name, double *out)
 {
     char *end;
@@ -110,7 +103,7 @@ cl_result run_mode(cl_run *run, cl_comm *c)
         mine[NF + 5 * i + 3] = st->end[i];
         mine[NF + 5 * i + 4] = st->chunk[i];
     }
-    cl_result rc = gather_max(c, all, n);
+    cl_result rc = cl_agree_max(c, all, n);
     int64_t status[1] = {res.status != CL_OK};
     if (rc == CL_OK)
         rc = cl_agree(c, CL_SUM, status, 1);

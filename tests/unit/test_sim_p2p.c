@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "coll.h"
+#include "harness/harness.h"
 #include "launch.h"
 #include "p2p.h"
 
@@ -160,12 +161,34 @@ static void test_truncation_rejected(void **state)
     assert_int_equal(cl_launch(&o, size_body, NULL), CL_ERR_INVALID);
 }
 
+/* cl_agree_gather over more ranks than one cl_agree() combines (CL_AGREE_MAX). */
+#define GATHER_RANKS 40
+static int64_t gathered[GATHER_RANKS][GATHER_RANKS];
+
+static cl_result gather_body(cl_comm *c, void *arg)
+{
+    (void)arg;
+    int r = cl_comm_rank(c);
+    return cl_agree_gather(c, 1000 * r - 7, gathered[r]);
+}
+
+static void test_agree_gather(void **state)
+{
+    (void)state;
+    memset(gathered, 0, sizeof gathered);
+    cl_launch_opts o = {.backend = "sim", .nranks = GATHER_RANKS, .system = "dgx-a100"};
+    assert_int_equal(cl_launch(&o, gather_body, NULL), CL_OK);
+    for (int r = 0; r < GATHER_RANKS; r++)
+        for (int i = 0; i < GATHER_RANKS; i++)
+            assert_int_equal(gathered[r][i], 1000 * i - 7);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_data_and_time),  cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_baseline_allreduce),  cmocka_unit_test(test_deadlock_reported),
-        cmocka_unit_test(test_truncation_rejected),
+        cmocka_unit_test(test_truncation_rejected), cmocka_unit_test(test_agree_gather),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
