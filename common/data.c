@@ -12,6 +12,15 @@ uint64_t cl_data_hash(uint64_t x)
     return x ^ (x >> 31);
 }
 
+uint64_t cl_data_hash_bytes(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 14695981039346656037ULL; /* FNV-1a's offset basis and prime */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
 /* The input of rank for global element index i, as an exact small integer. */
 double cl_data_value(uint64_t seed, cl_op op, int rank, size_t i)
 {

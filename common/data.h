@@ -55,4 +55,8 @@ void cl_data_store(void *buf, size_t k, cl_dtype t, double v);
 /* 64-bit mix (splitmix64) used for all generated data. This function can't fail. */
 uint64_t cl_data_hash(uint64_t x);
 
+/* 64-bit FNV-1a of n bytes: to tell whether two ranks hold the same bytes (a host
+ * name, a plan). This function can't fail. */
+uint64_t cl_data_hash_bytes(const void *p, size_t n);
+
 #endif /* COMMLAB_DATA_H */

@@ -12,6 +12,14 @@ double cl_wtime(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void cl_sleep_until(double t)
+{
+    for (double left = t - cl_wtime(); left > 0; left = t - cl_wtime()) { /* signals wake it */
+        struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
 void cl_pretouch(void *buf, size_t bytes)
 {
     long page = sysconf(_SC_PAGESIZE);

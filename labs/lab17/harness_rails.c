@@ -84,15 +84,6 @@ static int full_io(int fd, void *p, size_t n, int out)
     return 0;
 }
 
-static void sleep_until(double t)
-{
-    double d = t - cl_wtime();
-    if (d > 0) {
-        struct timespec ts = {(time_t)d, (long)((d - floor(d)) * 1e9)};
-        nanosleep(&ts, NULL);
-    }
-}
-
 /* The sender's bytes of transfer x on rail i, paced to the rail's rate under emu. */
 static int send_bytes(int i, const xfer *x)
 {
@@ -105,7 +96,7 @@ static int send_bytes(int i, const xfer *x)
     for (size_t done = 0; done < x->n;) {
         size_t n = x->n - done < BLOCK ? x->n - done : BLOCK;
         if (R.emu)
-            sleep_until(start + (double)(done + n) / R.rate[i]);
+            cl_sleep_until(start + (double)(done + n) / R.rate[i]);
         if (full_io(R.r[i].fd, R.buf + x->off + done, n, 1))
             return -1;
         done += n;

@@ -29,11 +29,9 @@ static cl_result host_nodes(cl_comm *comm, int p)
         cl_set_error("gethostname failed");
         return CL_ERR_IO;
     }
-    uint64_t h = 1469598103934665603ULL;
-    for (const char *s = host; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
     int64_t hash[MAX_RANKS];
-    CL_CHECK(cl_agree_gather(comm, (int64_t)(cl_data_hash(h) >> 2), hash));
+    uint64_t h = cl_data_hash(cl_data_hash_bytes(host, strlen(host)));
+    CL_CHECK(cl_agree_gather(comm, (int64_t)(h >> 2), hash));
     int nodes = 0;
     int64_t seen[MAX_RANKS];
     for (int r = 0; r < p; r++) {

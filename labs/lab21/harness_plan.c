@@ -118,10 +118,7 @@ static void cost_cols(cl_row *row, const char *prefix, const lab21_plan *p, cons
 /* Every rank must have the same plan. */
 static cl_result same_plan(cl_comm *world, const lab21_plan *p, int *same)
 {
-    uint64_t h = 1469598103934665603ull;
-    const unsigned char *b = (const unsigned char *)p;
-    for (size_t i = 0; i < sizeof *p; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
+    uint64_t h = cl_data_hash_bytes(p, sizeof *p);
     int64_t v[2] = {(int64_t)(h >> 1), -(int64_t)(h >> 1)};
     CL_CHECK(cl_agree(world, CL_MAX, v, 2));
     *same = v[0] == -v[1];

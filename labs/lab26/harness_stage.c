@@ -6,7 +6,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "lab26_harness.h"
 #include "p2p_sim.h"
@@ -20,12 +19,7 @@ static cl_result compute(cl_comm *c, double seconds)
 {
     if (cl_comm_on_sim(c))
         return cl_sim_compute(c, seconds);
-    double until = cl_comm_time(c) + seconds;
-    for (double now = cl_comm_time(c); now < until; now = cl_comm_time(c)) {
-        double left = until - now;
-        struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
-        nanosleep(&ts, NULL);
-    }
+    cl_sleep_until(cl_wtime() + seconds);
     return CL_OK;
 }
 

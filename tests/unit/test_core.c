@@ -134,10 +134,20 @@ static void test_json_writer(void **state)
     free(text);
 }
 
+/* FNV-1a's published test vectors (isthe.com/chongo/tech/comp/fnv). */
+static void test_data_hash_bytes_fnv1a(void **state)
+{
+    (void)state;
+    assert_true(cl_data_hash_bytes("", 0) == 0xcbf29ce484222325ULL);
+    assert_true(cl_data_hash_bytes("a", 1) == 0xaf63dc4c8601ec8cULL);
+    assert_true(cl_data_hash_bytes("foobar", 6) == 0x85944171f73967e8ULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_result_strings_and_status),
+        cmocka_unit_test(test_data_hash_bytes_fnv1a),
         cmocka_unit_test(test_stats_median_quartiles),
         cmocka_unit_test(test_stats_fit_line),
         cmocka_unit_test(test_data_exact_in_any_order),
