@@ -122,6 +122,12 @@ const cl_opts *cl_run_opts(const cl_run *run);
 /* The value of a lab option (its fallback when not given; NULL without one). */
 const char *cl_opt(const cl_run *run, const char *name);
 
+/* A lab option as a whole number, or a number, from lo to hi. Anything else (no value,
+ * a word, a fraction where a whole number is wanted, out of range) is CL_ERR_INVALID
+ * with a reason naming the option and the range. */
+cl_result cl_opt_int(const cl_run *run, const char *name, long lo, long hi, int *out);
+cl_result cl_opt_num(const cl_run *run, const char *name, double lo, double hi, double *out);
+
 /* A lab option as a size (cl_parse_size's forms); not given, the backend's default: sim
  * on "sim", cpu on every other backend. */
 cl_result cl_opt_size(const cl_run *run, const char *name, size_t cpu, size_t sim, size_t *out);

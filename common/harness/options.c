@@ -1,4 +1,5 @@
 /* options.c: the options every lab program takes, and the lab's own. */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
@@ -249,6 +250,35 @@ const char *cl_opt(const cl_run *run, const char *name)
         if (strcmp(o->name, name) == 0)
             return run->lab_values[i];
     return NULL;
+}
+
+cl_result cl_opt_int(const cl_run *run, const char *name, long lo, long hi, int *out)
+{
+    const char *v = cl_opt(run, name);
+    char *end = NULL;
+    errno = 0;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || !*v || *end || errno || x < lo || x > hi || x < INT_MIN || x > INT_MAX) {
+        cl_set_error("--%s wants a whole number from %ld to %ld, not '%s'", name, lo, hi,
+                     v ? v : "");
+        return CL_ERR_INVALID;
+    }
+    *out = (int)x;
+    return CL_OK;
+}
+
+cl_result cl_opt_num(const cl_run *run, const char *name, double lo, double hi, double *out)
+{
+    const char *v = cl_opt(run, name);
+    char *end = NULL;
+    errno = 0;
+    double x = v ? strtod(v, &end) : 0;
+    if (!v || !*v || *end || errno || !(x >= lo && x <= hi)) {
+        cl_set_error("--%s wants a number from %g to %g, not '%s'", name, lo, hi, v ? v : "");
+        return CL_ERR_INVALID;
+    }
+    *out = x;
+    return CL_OK;
 }
 
 cl_result cl_opt_size(const cl_run *run, const char *name, size_t cpu, size_t sim, size_t *out)

@@ -92,11 +92,8 @@ cl_result bench_mode(cl_run *run, cl_comm *c)
     size_t bytes = cl_run_opts(run)->bytes;
     CL_CHECK(parse_method(run, &m, &kind, &noise));
     CL_CHECK(check_size(c, bytes, &m));
-    long rounds = strtol(cl_opt(run, "rounds"), NULL, 10);
-    if (rounds < 1 || rounds > 64) {
-        cl_set_error("--rounds wants 1..64");
-        return CL_ERR_INVALID;
-    }
+    int rounds;
+    CL_CHECK(cl_opt_int(run, "rounds", 1, 64, &rounds));
     findings *f = malloc(sizeof *f), *h = malloc(sizeof *h);
     double(*mine)[64] = calloc((size_t)n * n, sizeof *mine);
     double(*rebuilt)[64] = calloc((size_t)n * n, sizeof *rebuilt);

@@ -39,13 +39,9 @@ cl_result parse_method(cl_run *run, lab03_method *m, int *kind, int *noise)
 {
     const cl_opts *o = cl_run_opts(run);
     const char *k = cl_opt(run, "kind"), *nz = cl_opt(run, "noise");
-    char *end;
-    long w = strtol(cl_opt(run, "warmup"), &end, 10);
-    if (*end || w < 0 || w > 1000) {
-        cl_set_error("--warmup wants 0..1000, not '%s'", cl_opt(run, "warmup"));
-        return CL_ERR_INVALID;
-    }
-    *m = (lab03_method){.warmup = (int)w, .iters = o->iters, .repeats = o->repeats};
+    int w;
+    CL_CHECK(cl_opt_int(run, "warmup", 0, 1000, &w));
+    *m = (lab03_method){.warmup = w, .iters = o->iters, .repeats = o->repeats};
     if (m->repeats > LAB03_MAX_REPEATS) {
         cl_set_error("--repeats: at most %d", LAB03_MAX_REPEATS);
         return CL_ERR_INVALID;

@@ -13,11 +13,8 @@ cl_result infer_mode(cl_run *run, cl_comm *c)
     size_t bytes = cl_run_opts(run)->bytes;
     CL_CHECK(parse_method(run, &m, &kind, &noise));
     CL_CHECK(check_size(c, bytes, &m));
-    double link_gbps = strtod(cl_opt(run, "link-gbps"), NULL);
-    if (!(link_gbps > 0)) {
-        cl_set_error("--link-gbps: the bandwidth of one NVLink (GB/s), e.g. 20");
-        return CL_ERR_INVALID;
-    }
+    double link_gbps; /* one NVLink's GB/s */
+    CL_CHECK(cl_opt_num(run, "link-gbps", 0.001, 1e4, &link_gbps));
     infer_args *a = calloc(1, sizeof *a);
     findings *f = malloc(sizeof *f);
     if (!a || !f)

@@ -82,7 +82,10 @@ cl_result visible_case(cl_case *c)
 cl_result gpu_split(cl_run *run, cl_comm *comm)
 {
     const cl_opts *o = cl_run_opts(run);
-    int tp = atoi(cl_opt(run, "tp")), pp = atoi(cl_opt(run, "pp")), dp = atoi(cl_opt(run, "dp"));
+    int tp, pp, dp;
+    CL_CHECK(cl_opt_int(run, "tp", 1, 1024, &tp));
+    CL_CHECK(cl_opt_int(run, "pp", 1, 1024, &pp));
+    CL_CHECK(cl_opt_int(run, "dp", 1, 1024, &dp));
     int order = strcmp(cl_opt(run, "order"), "tp-pp-dp") == 0;
     int rank = cl_comm_rank(comm), size = cl_comm_size(comm);
     if (tp < 1 || pp < 1 || dp < 1 || tp * pp * dp != size) {

@@ -45,7 +45,9 @@ cl_result membw_mode(cl_run *run, cl_comm *c)
         return CL_ERR_BACKEND;
     int nodes = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
     cl_report_int(run, "numa_nodes", nodes);
-    if (nodes < 2 && atoi(cl_opt(run, "force")) == 0) {
+    int force;
+    CL_CHECK(cl_opt_int(run, "force", 0, 1, &force));
+    if (nodes < 2 && !force) {
         hwloc_topology_destroy(t);
         cl_set_error("needs 2 NUMA nodes (found %d)", nodes);
         return CL_ERR_UNSUPPORTED;

@@ -56,13 +56,13 @@ static cl_result build_model(cl_run *run, cl_comm *c, const cl_overlap *o, size_
     size_t grad = o->count * sizeof(float);
     memset(m, 0, sizeof *m);
     m->ranks = cl_comm_size(c);
-    m->sms = atoi(cl_opt(run, "sms"));
-    m->layers = atoi(cl_opt(run, "layers"));
     m->max_channels = LAB11_MAX_CHANNELS;
-    double ratio = atof(cl_opt(run, "ratio"));
-    if (m->layers < 1 || m->layers > LAB11_MAX_LAYERS || m->sms <= m->max_channels ||
-        !(ratio > 0) || slot < sizeof(float) || grad < (size_t)m->layers * sizeof(float)) {
-        cl_set_error("bad --layers, --sms, --ratio, --slot or --grad");
+    double ratio;
+    CL_CHECK(cl_opt_int(run, "sms", m->max_channels + 1, 100000, &m->sms));
+    CL_CHECK(cl_opt_int(run, "layers", 1, LAB11_MAX_LAYERS, &m->layers));
+    CL_CHECK(cl_opt_num(run, "ratio", 1e-3, 1e3, &ratio));
+    if (slot < sizeof(float) || grad < (size_t)m->layers * sizeof(float)) {
+        cl_set_error("--slot must hold a float and --grad one float per layer");
         return CL_ERR_INVALID;
     }
     double small, large, comm;

@@ -125,11 +125,8 @@ cl_result pipeperf_mode(cl_run *run, cl_comm *c)
     const cl_opts *opts = cl_run_opts(run);
     lab12_job job = {.bytes = opts->bytes};
     CL_CHECK(one_rank(c, &job, run));
-    long rounds = strtol(cl_opt(run, "rounds"), NULL, 10);
-    if (rounds < 1 || rounds > 64) {
-        cl_set_error("--rounds wants 1..64");
-        return CL_ERR_INVALID;
-    }
+    int rounds;
+    CL_CHECK(cl_opt_int(run, "rounds", 1, 64, &rounds));
     if (links_real(c)) {
         CL_CHECK(gpu_fresh(cl_data_hash(0x1210), job.bytes));
         CL_CHECK(gpu_figures(c, &job));

@@ -12,14 +12,7 @@
 
 static cl_result parse_depth(cl_run *run, int *depth)
 {
-    char *end;
-    long d = strtol(cl_opt(run, "depth"), &end, 10);
-    if (*end || d < 1 || d > MAX_WR) {
-        cl_set_error("--depth wants 1 .. %d, not '%s'", MAX_WR, cl_opt(run, "depth"));
-        return CL_ERR_INVALID;
-    }
-    *depth = (int)d;
-    return CL_OK;
+    return cl_opt_int(run, "depth", 1, MAX_WR, depth);
 }
 
 cl_result bw_mode(cl_run *run, cl_comm *c)

@@ -117,25 +117,24 @@ static cl_result receive(int sock, int echo, int nflows, double seconds, double 
     return CL_OK;
 }
 
-static double opt_num(cl_run *run, const char *name) { return strtod(cl_opt(run, name), NULL); }
-
 cl_result net_mode(cl_run *run, cl_comm *comm)
 {
     int rank = cl_comm_rank(comm), senders = cl_comm_size(comm) - 1;
-    double gbps = opt_num(run, "line"), seconds = opt_num(run, "seconds");
-    int rounds = (int)opt_num(run, "rounds"), port = (int)opt_num(run, "udp-port");
-    if (!(gbps > 0 && gbps <= 100) || !(seconds >= 0.5 && seconds <= 30) || rounds < 1 ||
-        rounds > 20 || port < 1024 || port > 65535) {
-        cl_set_error("--line 0..100 Gb/s, --seconds 0.5..30, --rounds 1..20, --udp-port 1024..");
-        return CL_ERR_INVALID;
-    }
+    double gbps, seconds, rtt_us, qbound_kb;
+    int rounds, port;
+    CL_CHECK(cl_opt_num(run, "rtt", 0.1, 1e6, &rtt_us));
+    CL_CHECK(cl_opt_num(run, "qbound", 1, 1e6, &qbound_kb));
+    CL_CHECK(cl_opt_num(run, "line", 0.001, 100, &gbps));
+    CL_CHECK(cl_opt_num(run, "seconds", 0.5, 30, &seconds));
+    CL_CHECK(cl_opt_int(run, "rounds", 1, 20, &rounds));
+    CL_CHECK(cl_opt_int(run, "udp-port", 1024, 65535, &port));
     /* the student's settings for this port: every rank asks, the same pure function */
     tune_args t = {.port = {.line_gbps = gbps,
-                            .rtt_us = opt_num(run, "rtt"),
+                            .rtt_us = rtt_us,
                             .mtu = 1024,
                             .xoff_kb = 1e6,
                             .xon_kb = 1e5,
-                            .qbound_kb = opt_num(run, "qbound"),
+                            .qbound_kb = qbound_kb,
                             .cnp_us = 50}};
     cl_call_result res;
     CL_CHECK(cl_student_run(comm, "tune", &t, sizeof t, 0, &res));

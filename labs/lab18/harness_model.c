@@ -62,14 +62,10 @@ cl_result machine_of_options(cl_run *run, lab18_machine *m)
     m->nodes = nodes_count(), m->ranks_per_node = nodes_size();
     CL_CHECK(link_of("intra", cl_opt(run, "intra"), &m->bw_intra, &m->lat_intra));
     CL_CHECK(link_of("inter", cl_opt(run, "inter"), &m->bw_nic, &m->lat_inter));
-    char *end;
-    long nics = strtol(cl_opt(run, "nics"), &end, 10);
-    double launch = strtod(cl_opt(run, "launch"), NULL);
-    if (*end || nics < 1 || nics > 64 || !(launch >= 0)) {
-        cl_set_error("--nics wants 1..64 NICs per node and --launch microseconds >= 0");
-        return CL_ERR_INVALID;
-    }
-    m->nics_per_node = (int)nics, m->launch = launch * US;
+    double launch;
+    CL_CHECK(cl_opt_int(run, "nics", 1, 64, &m->nics_per_node));
+    CL_CHECK(cl_opt_num(run, "launch", 0, 1e6, &launch)); /* microseconds */
+    m->launch = launch * US;
     return CL_OK;
 }
 

@@ -8,19 +8,6 @@
 #include "deadline.h"
 #include "lab22_harness.h"
 
-static cl_result opt_int(cl_run *run, const char *name, int lo, int hi, int *out)
-{
-    const char *t = cl_opt(run, name);
-    char *end;
-    long v = strtol(t, &end, 10);
-    if (*t == '\0' || *end || v < lo || v > hi) {
-        cl_set_error("--%s %s: expected a whole number from %d to %d", name, t, lo, hi);
-        return CL_ERR_INVALID;
-    }
-    *out = (int)v;
-    return CL_OK;
-}
-
 static cl_result one_stage(cl_run *run, cl_comm *c, const lab22_model *m, int stage)
 {
     int nr = cl_comm_size(c), r = cl_comm_rank(c);
@@ -115,10 +102,10 @@ done:
 cl_result train_mode(cl_run *run, cl_comm *c)
 {
     lab22_model m = {.lr = 0.05f, .momentum = 0.9f};
-    CL_CHECK(opt_int(run, "layers", 1, LAB22_MAX_LAYERS, &m.layers));
-    CL_CHECK(opt_int(run, "width", 1, 256, &m.width));
-    CL_CHECK(opt_int(run, "batch", 1, 256, &m.batch));
-    CL_CHECK(opt_int(run, "steps", 1, 100, &m.steps));
+    CL_CHECK(cl_opt_int(run, "layers", 1, LAB22_MAX_LAYERS, &m.layers));
+    CL_CHECK(cl_opt_int(run, "width", 1, 256, &m.width));
+    CL_CHECK(cl_opt_int(run, "batch", 1, 256, &m.batch));
+    CL_CHECK(cl_opt_int(run, "steps", 1, 100, &m.steps));
     if (LAB22_LAYER(m.width) % (size_t)cl_comm_size(c)) {
         cl_set_error("a layer's %zu parameters do not split into %d equal shards",
                      LAB22_LAYER(m.width), cl_comm_size(c));

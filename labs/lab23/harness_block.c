@@ -209,26 +209,15 @@ done:
     return rc;
 }
 
-static cl_result int_opt(cl_run *run, const char *name, int lo, int hi, int *out)
-{
-    char *end;
-    long v = strtol(cl_opt(run, name), &end, 10);
-    if (*end || v < lo || v > hi) {
-        cl_set_error("--%s %s: a whole number from %d to %d", name, cl_opt(run, name), lo, hi);
-        return CL_ERR_INVALID;
-    }
-    *out = (int)v;
-    return CL_OK;
-}
-
 static cl_result read_shapes(cl_run *run, cl_comm *c, shapes *s)
 {
     memset(s, 0, sizeof *s);
-    CL_CHECK(int_opt(run, "seq", 1, 4096, &s->seq));
-    CL_CHECK(int_opt(run, "batch", 1, 64, &s->batch));
-    CL_CHECK(int_opt(run, "hidden", 1, 4096, &s->h));
-    CL_CHECK(int_opt(run, "ffn", 1, 16384, &s->f));
-    double p = atof(cl_opt(run, "dropout"));
+    CL_CHECK(cl_opt_int(run, "seq", 1, 4096, &s->seq));
+    CL_CHECK(cl_opt_int(run, "batch", 1, 64, &s->batch));
+    CL_CHECK(cl_opt_int(run, "hidden", 1, 4096, &s->h));
+    CL_CHECK(cl_opt_int(run, "ffn", 1, 16384, &s->f));
+    double p;
+    CL_CHECK(cl_opt_num(run, "dropout", 0, 1, &p));
     s->t = cl_comm_size(c), s->rank = cl_comm_rank(c);
     s->rows = s->seq * s->batch;
     if (!(p >= 0 && p < 1) || s->seq % s->t || s->f % s->t || (double)s->rows * s->f > 64e6) {

@@ -145,11 +145,8 @@ cl_result train(cl_run *run, cl_comm *c)
     method methods[MAX_METHODS];
     int count;
     CL_CHECK(parse_methods(cl_opt(run, "methods"), methods, &count));
-    int steps = atoi(cl_opt(run, "steps"));
-    if (steps < 1 || steps > 640) {
-        cl_set_error("--steps %s: give 1 to 640", cl_opt(run, "steps"));
-        return CL_ERR_INVALID;
-    }
+    int steps;
+    CL_CHECK(cl_opt_int(run, "steps", 1, 640, &steps));
     int p = cl_comm_size(c);
     uint64_t seed;
     CL_CHECK(cl_fresh_seed(run, c, &seed));

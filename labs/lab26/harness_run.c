@@ -30,7 +30,9 @@ enum { F_FWD, F_BWD, F_FLIGHT, F_BUSY, F_FIRST, F_LAST, F_ERR, NF };
 cl_result run_mode(cl_run *run, cl_comm *c)
 {
     int p = cl_comm_size(c), s = cl_comm_rank(c);
-    int m = atoi(cl_opt(run, "micro-batches")), nv = atoi(cl_opt(run, "chunks"));
+    int m, nv;
+    CL_CHECK(cl_opt_int(run, "micro-batches", 1, MAX_MB, &m));
+    CL_CHECK(cl_opt_int(run, "chunks", 1, MAX_MB, &nv));
     size_t L;
     double tf, tb;
     CL_CHECK(cl_parse_size(cl_opt(run, "act-bytes"), &L));

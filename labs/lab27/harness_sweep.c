@@ -54,13 +54,12 @@ cl_result sweep_mode(cl_run *run, cl_comm *c)
                         .min_bytes = o->min_bytes,
                         .max_bytes = o->max_bytes,
                         .factor = o->factor,
-                        .warmup = atoi(cl_opt(run, "warmup")),
                         .iters = o->iters};
+    CL_CHECK(cl_opt_int(run, "warmup", 0, 1000, &cfg.warmup));
     int rounds = o->repeats;
     if (cfg.factor < 2 || cfg.min_bytes < 1024 || cfg.max_bytes < cfg.min_bytes ||
-        cfg.max_bytes > ((size_t)64 << 20) || cfg.warmup < 0 || cfg.iters < 1 || rounds < 1 ||
-        rounds > 9) {
-        cl_set_error("sweep: needs 1K <= -b <= -e <= 64M, -f >= 2, --warmup >= 0, --iters >= 1, "
+        cfg.max_bytes > ((size_t)64 << 20) || cfg.iters < 1 || rounds < 1 || rounds > 9) {
+        cl_set_error("sweep: needs 1K <= -b <= -e <= 64M, -f >= 2, --iters >= 1, "
                      "1 <= --repeats <= 9");
         return CL_ERR_INVALID;
     }

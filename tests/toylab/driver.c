@@ -11,6 +11,7 @@ typedef struct scale_args {
 typedef struct shift_args {
     void *in, *out;
     size_t bytes;
+    int hops;
 } shift_args;
 
 #ifdef CL_STUDENT_SIDE
@@ -25,7 +26,7 @@ static cl_result scale(cl_comm *c, void *args)
 static cl_result shift(cl_comm *c, void *args)
 {
     shift_args *a = args;
-    return toy_shift(c, a->in, a->out, a->bytes);
+    return toy_shift(c, a->in, a->out, a->bytes, a->hops);
 }
 
 CL_STUDENT_ENTRIES({"scale", scale}, {"shift", shift});
@@ -53,6 +54,7 @@ static cl_result shift_mode(cl_run *run, cl_comm *c)
     cl_call_result res;
     size_t wrong = 0;
     cl_result rc = CL_OK;
+    CL_CHECK(cl_opt_int(run, "hops", 1, n - 1, &a.hops));
     CL_TRY(cl_mem_alloc(c, bytes, &a.in));
     CL_TRY(cl_mem_alloc(c, bytes, &a.out));
     CL_TRY(cl_fresh_seed(run, c, &seed));
@@ -60,7 +62,7 @@ static cl_result shift_mode(cl_run *run, cl_comm *c)
     CL_TRY(cl_poison(c, a.out, bytes, CL_INT32));
     CL_TRY(cl_student_run(c, "shift", &a, sizeof a, CL_ALLOW_P2P, &res));
     if (res.status == CL_OK)
-        CL_TRY(cl_count_wrong_bytes(c, a.out, bytes, seed, (rank + n - 1) % n, 0, &wrong));
+        CL_TRY(cl_count_wrong_bytes(c, a.out, bytes, seed, (rank + n - a.hops) % n, 0, &wrong));
     double v[2] = {(double)wrong, res.seconds};
     CL_TRY(cl_agree_sum(c, v, 1));
     CL_TRY(cl_agree_max(c, v + 1, 1));
@@ -81,10 +83,12 @@ const cl_lab cl_lab_def = {
     .title = "The smallest lab: one case function, one ranks function",
     .modes = (const cl_mode[]){{.name = "scale", .help = "your x * k: x= k=", .cases = scale_case},
                                {.name = "shift",
-                                .help = "every rank's --bytes to the next rank, checked",
+                                .help = "every rank's --bytes to rank + --hops, checked",
                                 .ranks = shift_mode,
                                 .min_ranks = 2},
                                {0}},
+    .options =
+        (const cl_option[]){{"hops", "N  shift: the distance to the receiving rank", "1"}, {0}},
 };
 
 #endif

@@ -82,6 +82,14 @@ class ToyLab(unittest.TestCase):
         self.assertEqual(res["rows"][0]["wrong"], 0)
         self.assertGreater(res["rows"][0]["time_us"], 0)
 
+    def test_lab_option_read_and_checked_by_the_harness(self):
+        res = self.shift_rows("--backend", "sim", "--nranks", "8", "--hops", "3")
+        self.assertEqual(res["rows"][0]["wrong"], 0)
+        for bad in ("0", "8", "2.5", "two"):
+            r = run("shift", "--bytes", "64K", "--backend", "sim", "--nranks", "8", "--hops", bad)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn(f"--hops wants a whole number from 1 to 7, not '{bad}'", r.stderr)
+
     def test_too_few_ranks_refused(self):
         r = run("shift", "--bytes", "64K")
         self.assertNotEqual(r.returncode, 0)

@@ -58,7 +58,7 @@ cl_result l13_setup(cl_run *run, cl_comm *c)
     const char *dev = cl_opt(run, "device");
     snprintf(L13.cfg.device, sizeof L13.cfg.device, "%s", L13.emu ? "emu_0" : dev ? dev : "");
     L13.cfg.port = 1;
-    L13.cfg.gid_index = atoi(cl_opt(run, "gid-index"));
+    CL_CHECK(cl_opt_int(run, "gid-index", -1, 255, &L13.cfg.gid_index));
     L13.cfg.max_wr = MAX_WR;
     L13.cfg.max_recv = MAX_RECV;
     cl_report_str(run, "provider", L13.emu ? "emulated (a model, not a measurement)" : "rdma-core");
