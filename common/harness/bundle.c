@@ -8,11 +8,9 @@
 #include "boundary/arena.h"
 #include "bundle.h"
 
-cl_result cl_bundle_read(cl_case *c, const char *key, int max_mib, char **text)
+cl_result cl_read_file(const char *path, size_t max, char **text, size_t *len)
 {
-    *text = NULL;
-    const char *path;
-    CL_CHECK(cl_case_str(c, key, &path));
+    *text = NULL, *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) {
         cl_set_error("%s: %s", path, strerror(errno));
@@ -20,23 +18,40 @@ cl_result cl_bundle_read(cl_case *c, const char *key, int max_mib, char **text)
     }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
-    for (size_t k; buf && (k = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
+    cl_result rc = buf ? CL_OK : CL_ERR_NOMEM;
+    for (size_t k; rc == CL_OK && (k = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
         n += k;
-        if (n + 1 == cap) {
-            char *b = cap * 2 > ((size_t)max_mib << 20) ? NULL : realloc(buf, cap * 2);
-            if (!b) {
-                free(buf);
-                buf = NULL;
-                cl_set_error("%s: larger than %d MiB", path, max_mib);
-                break;
-            }
-            buf = b, cap *= 2;
+        if (n > max) {
+            cl_set_error("%s: larger than %zu bytes", path, max);
+            rc = CL_ERR_IO;
+        } else if (n + 1 == cap) {
+            char *b = realloc(buf, cap * 2);
+            rc = b ? CL_OK : CL_ERR_NOMEM;
+            buf = b ? b : buf, cap *= 2;
         }
     }
+    if (rc == CL_OK && ferror(f)) {
+        cl_set_error("%s: read error", path);
+        rc = CL_ERR_IO;
+    }
     fclose(f);
-    if (!buf)
-        return CL_ERR_IO;
+    if (rc != CL_OK) {
+        free(buf);
+        return rc;
+    }
     buf[n] = '\0';
+    *text = buf, *len = n;
+    return CL_OK;
+}
+
+cl_result cl_bundle_read(cl_case *c, const char *key, int max_mib, char **text)
+{
+    *text = NULL;
+    const char *path;
+    char *buf;
+    size_t n;
+    CL_CHECK(cl_case_str(c, key, &path));
+    CL_CHECK(cl_read_file(path, (size_t)max_mib << 20, &buf, &n));
     if (memchr(buf, '\0', n)) {
         cl_set_error("%s: not a text file (a NUL byte)", path);
         free(buf);

@@ -12,6 +12,11 @@
 
 #include "harness.h"
 
+/* The whole file at path in *text, NUL-terminated (*len bytes before the NUL), to free().
+ * CL_ERR_IO with a reason naming the file when it cannot be read or is larger than max
+ * bytes. */
+cl_result cl_read_file(const char *path, size_t max, char **text, size_t *len);
+
 /* The text file named by the case's key=PATH, whole and NUL-terminated, in the shared
  * arena: *text, to free with cl_host_free. CL_ERR_IO with a reason when it cannot be
  * read, is larger than max_mib MiB or holds a NUL byte (not a text file). */

@@ -77,6 +77,19 @@ cl_result cl_case_int(cl_case *c, const char *key, long long *out)
     return CL_OK;
 }
 
+cl_result cl_case_nums(cl_case *c, const char *key, double *out, int max, int *n)
+{
+    const char *v;
+    CL_CHECK(cl_case_str(c, key, &v));
+    if (cl_parse_numbers(v, out, max, n) != CL_OK) {
+        char why[160];
+        snprintf(why, sizeof why, "%s", cl_last_error());
+        cl_set_error("case %d: %s=: %s", c->number, key, why);
+        return CL_ERR_INVALID;
+    }
+    return CL_OK;
+}
+
 void *cl_share(const void *data, size_t n)
 {
     void *p = cl_arena_copy(data, n);

@@ -136,6 +136,10 @@ cl_result cl_opt_size(const cl_run *run, const char *name, size_t cpu, size_t si
  * CL_ERR_INVALID with a reason for anything else (negative, fractional, too large). */
 cl_result cl_parse_size(const char *text, size_t *out);
 
+/* Numbers separated by commas ("3,1,0,2", "0.5,1e3") into out[0..*n), at most max.
+ * CL_ERR_INVALID with a reason for anything else (an empty item, a word, too many). */
+cl_result cl_parse_numbers(const char *text, double *out, int max, int *n);
+
 /* --- cases ------------------------------------------------------------------------------- */
 
 /* The case's parameters: key=value pairs. A missing key or a bad number is
@@ -143,6 +147,8 @@ cl_result cl_parse_size(const char *text, size_t *out);
 cl_result cl_case_str(cl_case *c, const char *key, const char **out);
 cl_result cl_case_num(cl_case *c, const char *key, double *out);
 cl_result cl_case_int(cl_case *c, const char *key, long long *out);
+cl_result cl_case_nums(cl_case *c, const char *key, double *out, int max,
+                       int *n); /* key=1,2.5,3 (cl_parse_numbers) */
 
 /* A number of the case, or fallback when the key is absent; fallback NAN makes the key
  * required (CL_ERR_INVALID, "the case needs key="). A bad number is CL_ERR_INVALID. */

@@ -252,6 +252,26 @@ const char *cl_opt(const cl_run *run, const char *name)
     return NULL;
 }
 
+cl_result cl_parse_numbers(const char *text, double *out, int max, int *n)
+{
+    *n = 0;
+    for (const char *p = text; *p;) {
+        if (*n == max) {
+            cl_set_error("more than %d numbers in '%.40s'", max, text);
+            return CL_ERR_INVALID;
+        }
+        char *end;
+        errno = 0;
+        out[(*n)++] = strtod(p, &end);
+        if (end == p || errno || (*end && *end != ',') || (*end == ',' && !end[1])) {
+            cl_set_error("expected numbers separated by commas at '%.20s'", p);
+            return CL_ERR_INVALID;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return CL_OK;
+}
+
 cl_result cl_opt_int(const cl_run *run, const char *name, long lo, long hi, int *out)
 {
     const char *v = cl_opt(run, name);

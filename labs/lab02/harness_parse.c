@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "boundary/arena.h"
+#include "harness/bundle.h"
 #include "lab02_harness.h"
 
 #define MAX_TEXT (1 << 20)
@@ -18,26 +19,8 @@
 /* The whole of file `path` in *text (NUL-terminated, to free()); a reason otherwise. */
 cl_result read_text(const char *path, char **text)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        cl_set_error("%s: cannot open", path);
-        return CL_ERR_IO;
-    }
-    char *buf = malloc(MAX_TEXT + 1);
-    size_t n = buf ? fread(buf, 1, MAX_TEXT + 1, f) : 0;
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad || n > MAX_TEXT) {
-        free(buf);
-        cl_set_error("%s: %s", path,
-                     !buf  ? "out of memory"
-                     : bad ? "read error"
-                           : "larger than 1 MiB");
-        return bad ? CL_ERR_IO : CL_ERR_INVALID;
-    }
-    buf[n] = '\0';
-    *text = buf;
-    return CL_OK;
+    size_t n;
+    return cl_read_file(path, MAX_TEXT, text, &n);
 }
 
 /* --- 3: the parser -------------------------------------------------------------------------- */

@@ -10,16 +10,14 @@
 /* "3,1,0,2" into v (at most max); the count, or -1 for anything else. */
 int parse_list(const char *s, int *v, int max)
 {
-    int n = 0;
-    while (*s) {
-        char *end;
-        long x = strtol(s, &end, 10);
-        if (end == s || n == max)
-            return -1;
-        v[n++] = (int)x;
-        s = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',')
-            return -1;
+    double x[LAB04_MAX_CHANNELS * LAB04_MAX_GPUS];
+    int n;
+    if (max > (int)(sizeof x / sizeof *x) || cl_parse_numbers(s, x, max, &n) != CL_OK)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        if (!(x[i] > -1e9 && x[i] < 1e9) || x[i] != (int)x[i])
+            return -1; /* GPUs and ranks are whole numbers */
+        v[i] = (int)x[i];
     }
     return n;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "boundary/arena.h"
+#include "harness/bundle.h"
 #include "lab10_harness.h"
 
 /* s[0..n) joined with '|' into a fresh string (the caller frees it). */
@@ -68,23 +69,13 @@ static cl_result topology_text(cl_case *c, char **xml, size_t *len)
     }
     cl_clear_error();
     CL_CHECK(cl_case_str(c, "xml", &path));
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        cl_set_error("cannot read %s", path);
-        return CL_ERR_IO;
-    }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    rewind(f);
-    *xml = size > 0 && size < (64L << 20) ? malloc((size_t)size + 1) : NULL;
-    *len = *xml ? fread(*xml, 1, (size_t)size, f) : 0;
-    fclose(f);
-    if (!*xml || *len != (size_t)size) {
+    CL_CHECK(cl_read_file(path, (size_t)64 << 20, xml, len));
+    if (*len == 0) {
         free(*xml);
-        cl_set_error("cannot read %s", path);
+        *xml = NULL;
+        cl_set_error("%s: an empty file", path);
         return CL_ERR_IO;
     }
-    (*xml)[*len] = '\0';
     *len += 1; /* hwloc counts the terminating nul */
     return CL_OK;
 }

@@ -7,27 +7,6 @@
 #include "harness_lab24.h"
 
 /* A comma-separated list of up to max numbers. */
-static cl_result numbers(cl_case *c, const char *key, double *out, int max, int *n)
-{
-    const char *text;
-    CL_CHECK(cl_case_str(c, key, &text));
-    *n = 0;
-    for (const char *p = text; *p;) {
-        char *end;
-        if (*n == max) {
-            cl_set_error("%s: more than %d values", key, max);
-            return CL_ERR_INVALID;
-        }
-        out[(*n)++] = strtod(p, &end);
-        if (end == p || (*end && *end != ',')) {
-            cl_set_error("%s: expected numbers separated by commas at '%.20s'", key, p);
-            return CL_ERR_INVALID;
-        }
-        p = *end ? end + 1 : end;
-    }
-    return CL_OK;
-}
-
 /* Buckets as text: "3,2|1,0" (parameters of bucket 0, then of bucket 1, ...). */
 static void buckets_text(const lab24_buckets *b, int params, char *out, size_t len)
 {
@@ -56,8 +35,8 @@ cl_result assign_case(cl_case *c)
     int n, k;
     double x;
     memset(&a, 0, sizeof a);
-    CL_CHECK(numbers(c, "sizes", a.m.bytes, LAB24_MAX_PARAMS, &n));
-    CL_CHECK(numbers(c, "order", v, LAB24_MAX_PARAMS, &k));
+    CL_CHECK(cl_case_nums(c, "sizes", a.m.bytes, LAB24_MAX_PARAMS, &n));
+    CL_CHECK(cl_case_nums(c, "order", v, LAB24_MAX_PARAMS, &k));
     if (k != n) {
         cl_set_error("order: %d values for %d parameters", k, n);
         return CL_ERR_INVALID;

@@ -10,23 +10,12 @@
 
 static cl_result samples(cl_case *c, const char *key, double *v, int *n)
 {
-    const char *text;
-    CL_CHECK(cl_case_str(c, key, &text));
-    int k = 0;
-    for (const char *p = text; *p; k++) {
-        char *end;
-        if (k == MAX_SAMPLES) {
-            cl_set_error("%s: more than %d samples", key, MAX_SAMPLES);
+    CL_CHECK(cl_case_nums(c, key, v, MAX_SAMPLES, n));
+    for (int k = 0; k < *n; k++)
+        if (!(v[k] > 0)) {
+            cl_set_error("%s=: sample %d is %g; times are positive", key, k + 1, v[k]);
             return CL_ERR_INVALID;
         }
-        v[k] = strtod(p, &end);
-        if (end == p || (*end && *end != ',') || !(v[k] > 0)) {
-            cl_set_error("%s: expected positive numbers separated by commas at '%.20s'", key, p);
-            return CL_ERR_INVALID;
-        }
-        p = *end ? end + 1 : end;
-    }
-    *n = k;
     return CL_OK;
 }
 

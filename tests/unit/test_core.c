@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "commlab.h"
+#include "harness/harness.h"
 
 static void test_result_strings_and_status(void **state)
 {
@@ -143,11 +144,30 @@ static void test_data_hash_bytes_fnv1a(void **state)
     assert_true(cl_data_hash_bytes("foobar", 6) == 0x85944171f73967e8ULL);
 }
 
+/* Lists as cases and options write them: "3,1,0,2". */
+static void test_parse_numbers(void **state)
+{
+    (void)state;
+    double v[4];
+    int n = -1;
+    assert_int_equal(cl_parse_numbers("3,1.5,-2,1e3", v, 4, &n), CL_OK);
+    assert_int_equal(n, 4);
+    assert_true(v[0] == 3 && v[1] == 1.5 && v[2] == -2 && v[3] == 1000);
+    assert_int_equal(cl_parse_numbers("", v, 4, &n), CL_OK);
+    assert_int_equal(n, 0);
+    const char *bad[] = {"1,,2", "1,", ",1", "1;2", "one", "1,2,3,4,5"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(cl_parse_numbers(bad[i], v, 4, &n), CL_ERR_INVALID);
+        assert_true(strlen(cl_last_error()) > 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_result_strings_and_status),
         cmocka_unit_test(test_data_hash_bytes_fnv1a),
+        cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_stats_median_quartiles),
         cmocka_unit_test(test_stats_fit_line),
         cmocka_unit_test(test_data_exact_in_any_order),
