@@ -14,6 +14,7 @@
 #include "boundary/arena.h"
 #include "buffers.h"
 #include "launch.h"
+#include "mpi_ranks.h"
 #include "p2p_backend.h"
 
 #define TAG 7
@@ -171,6 +172,34 @@ static cl_result mpi_barrier(cl_comm *c)
     return err == MPI_SUCCESS ? CL_OK : mpi_error("MPI_Barrier", err);
 }
 
+cl_result cl_mpi_world_ranks(MPI_Comm comm, int **world)
+{
+    int size;
+    MPI_Comm_size(comm, &size);
+    int *mine = malloc((size_t)size * sizeof *mine);
+    *world = malloc((size_t)size * sizeof **world);
+    if (!mine || !*world) {
+        free(mine), free(*world);
+        *world = NULL;
+        return CL_ERR_NOMEM;
+    }
+    for (int i = 0; i < size; i++)
+        mine[i] = i;
+    MPI_Group g, wg;
+    MPI_Comm_group(comm, &g);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    int err = MPI_Group_translate_ranks(g, size, mine, wg, *world);
+    MPI_Group_free(&g);
+    MPI_Group_free(&wg);
+    free(mine);
+    if (err != MPI_SUCCESS) {
+        free(*world);
+        *world = NULL;
+        return mpi_error("MPI_Group_translate_ranks", err);
+    }
+    return CL_OK;
+}
+
 static cl_result mpi_split(cl_comm *c, int color, int key, cl_comm **out)
 {
     MPI_Comm nc;
@@ -180,24 +209,15 @@ static cl_result mpi_split(cl_comm *c, int color, int key, cl_comm **out)
     if (nc == MPI_COMM_NULL)
         return CL_OK;
     mpi_comm *m = calloc(1, sizeof *m);
-    int rank, size;
+    int rank, size, *world = NULL;
     MPI_Comm_rank(nc, &rank);
     MPI_Comm_size(nc, &size);
-    int *mine = malloc((size_t)size * sizeof *mine), *world = malloc((size_t)size * sizeof *world);
-    if (!m || !mine || !world) {
-        free(m), free(mine), free(world);
+    cl_result rc = m ? cl_mpi_world_ranks(nc, &world) : CL_ERR_NOMEM;
+    if (rc != CL_OK) {
+        free(m);
         MPI_Comm_free(&nc);
-        return CL_ERR_NOMEM;
+        return rc;
     }
-    MPI_Group g, wg;
-    MPI_Comm_group(nc, &g);
-    MPI_Comm_group(MPI_COMM_WORLD, &wg);
-    for (int i = 0; i < size; i++)
-        mine[i] = i;
-    MPI_Group_translate_ranks(g, size, mine, wg, world);
-    MPI_Group_free(&g);
-    MPI_Group_free(&wg);
-    free(mine);
     MPI_Comm_set_errhandler(nc, MPI_ERRORS_RETURN);
     cl_comm_init(&m->base, &mpi_ops, rank, size, c->world_rank);
     m->base.world_of = world;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../mpi_ranks.h"
 #include "boot.h"
 
 struct cl_boot {
@@ -117,29 +118,13 @@ cl_result cl_boot_split(cl_boot *b, int color, int key, cl_boot **out, int **wor
     MPI_TRY(MPI_Comm_split(b->comm, color < 0 ? MPI_UNDEFINED : color, key, &nc));
     if (nc == MPI_COMM_NULL)
         return CL_OK;
-    int size;
-    MPI_Comm_size(nc, &size);
-    int *mine = malloc((size_t)size * sizeof *mine), *world = malloc((size_t)size * sizeof *world);
-    if (!mine || !world) {
-        free(mine), free(world);
+    int *world;
+    cl_result r = cl_mpi_world_ranks(nc, &world);
+    if (r != CL_OK) {
         MPI_Comm_free(&nc);
-        return CL_ERR_NOMEM;
+        return r;
     }
-    MPI_Group g, wg;
-    MPI_Comm_group(nc, &g);
-    MPI_Comm_group(MPI_COMM_WORLD, &wg);
-    for (int i = 0; i < size; i++)
-        mine[i] = i;
-    int rc = MPI_Group_translate_ranks(g, size, mine, wg, world);
-    MPI_Group_free(&g);
-    MPI_Group_free(&wg);
-    free(mine);
-    if (rc != MPI_SUCCESS) {
-        free(world);
-        MPI_Comm_free(&nc);
-        return failed("MPI_Group_translate_ranks", rc);
-    }
-    cl_result r = wrap(nc, out);
+    r = wrap(nc, out);
     if (r != CL_OK) {
         free(world);
         return r;
