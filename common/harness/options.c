@@ -120,6 +120,21 @@ cl_result cl_parse_size(const char *text, size_t *out)
     return CL_OK;
 }
 
+/* v as a whole number from lo to hi, for the option spelled `option` ("--nranks"). */
+static cl_result whole_number(const char *option, const char *v, long lo, long hi, int *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || !*v || *end || errno || x < lo || x > hi || x < INT_MIN || x > INT_MAX) {
+        cl_set_error("%s wants a whole number from %ld to %ld, not '%s'", option, lo, hi,
+                     v ? v : "");
+        return CL_ERR_INVALID;
+    }
+    *out = (int)x;
+    return CL_OK;
+}
+
 static cl_result parse_value(const opt_spec *s, const char *v, cl_opts *o)
 {
     char *base = (char *)o + s->off, *end;
@@ -128,16 +143,7 @@ static cl_result parse_value(const opt_spec *s, const char *v, cl_opts *o)
     case 'z': return cl_parse_size(v, (size_t *)base);
     case 't': return cl_dtype_parse(v, (cl_dtype *)base);
     case 'o': return cl_op_parse(v, (cl_op *)base);
-    case 'i': {
-        long x = strtol(v, &end, 10);
-        if (!*v || *end || x < s->lo || x > s->hi) {
-            cl_set_error("%s wants a whole number from %ld to %ld, not '%s'", s->name, s->lo, s->hi,
-                         v);
-            return CL_ERR_INVALID;
-        }
-        *(int *)base = (int)x;
-        return CL_OK;
-    }
+    case 'i': return whole_number(s->name, v, s->lo, s->hi, (int *)base);
     case 'u': {
         unsigned long long x = strtoull(v, &end, 0);
         if (!*v || *end || *v == '-') {
@@ -274,17 +280,9 @@ cl_result cl_parse_numbers(const char *text, double *out, int max, int *n)
 
 cl_result cl_opt_int(const cl_run *run, const char *name, long lo, long hi, int *out)
 {
-    const char *v = cl_opt(run, name);
-    char *end = NULL;
-    errno = 0;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || !*v || *end || errno || x < lo || x > hi || x < INT_MIN || x > INT_MAX) {
-        cl_set_error("--%s wants a whole number from %ld to %ld, not '%s'", name, lo, hi,
-                     v ? v : "");
-        return CL_ERR_INVALID;
-    }
-    *out = (int)x;
-    return CL_OK;
+    char option[64];
+    snprintf(option, sizeof option, "--%s", name);
+    return whole_number(option, cl_opt(run, name), lo, hi, out);
 }
 
 cl_result cl_opt_num(const cl_run *run, const char *name, double lo, double hi, double *out)

@@ -11,7 +11,7 @@ cl_result toy_shift(cl_comm *c, const void *in, void *out, size_t bytes, int hop
 {
     int rank = cl_comm_rank(c), n = cl_comm_size(c);
     cl_request reqs[2];
-    CL_CHECK(cl_irecv(c, out, bytes, (rank + n - hops % n) % n, &reqs[0]));
+    CL_CHECK(cl_irecv(c, out, bytes, (rank + n - hops) % n, &reqs[0]));
     CL_CHECK(cl_isend(c, in, bytes, (rank + hops) % n, &reqs[1]));
     return cl_waitall(c, 2, reqs);
 }

@@ -14,8 +14,8 @@
 /* A pure function: *out = x * k. */
 cl_result toy_scale(double x, double k, double *out);
 
-/* Every rank sends its `bytes` of in to rank + hops (wrapping) and receives
- * rank - hops's into out. */
+/* Every rank sends its `bytes` of in to rank + hops (wrapping; 0 < hops < ranks) and
+ * receives rank - hops's into out. */
 cl_result toy_shift(cl_comm *c, const void *in, void *out, size_t bytes, int hops);
 
 #endif
