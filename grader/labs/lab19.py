@@ -25,6 +25,12 @@ lab = Lab("lab19", title="拓扑感知调度", program="lab19")
 
 FABRICS = ["leafspine-128", "pods-192", "su-100"]
 FRESH_HOURS, FRESH_LOAD = 48, 1.0
+# Fresh traces per fabric, scored on their mean: one 48-hour trace is a small sample. Over 300
+# seeds first fit's fragmentation on one trace ranged from 0.75x to 2.5x the reference's, so a
+# threshold that caught worse-than-first-fit policies also failed the reference now and then;
+# the mean of 4 traces halves that spread (see sim_frag).
+FRESH_TRACES = 4
+METRICS = ("spread", "excess", "slowdown", "frag")
 
 
 def seed_of(name):
@@ -151,10 +157,13 @@ def sim_replay(ctx):
     cases, keys = [], []
     for name in FABRICS:
         nodes = len(read_fabric(fabric_path(ctx, name))["nodes"])
-        fresh = ctx.out(f"{name}-fresh.csv")
-        model.write_trace(model.trace(rng, FRESH_HOURS, nodes * 8, FRESH_LOAD), fresh,
-                          f"fresh trace, seed {seed}")
-        for kind, trace in (("fresh", fresh), ("recorded", data(ctx, "traces", name + ".csv"))):
+        traces = [("recorded", data(ctx, "traces", name + ".csv"))]
+        for k in range(FRESH_TRACES):
+            fresh = ctx.out(f"{name}-fresh{k}.csv")
+            model.write_trace(model.trace(rng, FRESH_HOURS, nodes * 8, FRESH_LOAD), fresh,
+                              f"fresh trace {k}, seed {seed}")
+            traces.append((f"fresh{k}", fresh))
+        for kind, trace in traces:
             for policy in ("student", "firstfit"):
                 cases.append({"fabric": fabric_path(ctx, name), "trace": trace, "policy": policy})
                 keys.append((name, kind, policy))
@@ -166,14 +175,19 @@ def sim_replay(ctx):
                               expected="a valid placement for every job",
                               found=f"{row.get('status')}: {row.get('error', '')}")
         results[key] = row
+    for name in FABRICS:
+        for policy in ("student", "firstfit"):
+            runs = [results[(name, f"fresh{k}", policy)] for k in range(FRESH_TRACES)]
+            results[(name, "fresh", policy)] = {m: sum(r[m] for r in runs) / len(runs)
+                                                for m in METRICS}
     with open(data(ctx, "reference.json"), encoding="utf-8") as f:
         reference = json.load(f)
     name = "su-100"
     ctx.plot("lab19-frag", {
-        "yours": list(zip([t / 3600 for t in results[(name, "fresh", "student")]["tl_t"]],
-                          results[(name, "fresh", "student")]["tl_frag"])),
-        "first fit": list(zip([t / 3600 for t in results[(name, "fresh", "firstfit")]["tl_t"]],
-                              results[(name, "fresh", "firstfit")]["tl_frag"]))},
+        "yours": list(zip([t / 3600 for t in results[(name, "fresh0", "student")]["tl_t"]],
+                          results[(name, "fresh0", "student")]["tl_frag"])),
+        "first fit": list(zip([t / 3600 for t in results[(name, "fresh0", "firstfit")]["tl_t"]],
+                              results[(name, "fresh0", "firstfit")]["tl_frag"]))},
         xlabel="hours", ylabel="idle GPUs the next job could not use", logx=False,
         title=f"lab19: fragmentation over time ({name}, a fresh trace)")
     return results, reference
@@ -181,16 +195,17 @@ def sim_replay(ctx):
 
 def score(ctx, results, reference, metric, what, vs_first_fit, vs_reference, ff_metric=None,
           ff_what=None):
-    """One fraction per fabric against first fit on the fresh trace (ff_metric, by default the
-    same metric), one against the reference on the recorded trace; each vs_* maps (yours,
-    theirs) to a fraction of the points."""
+    """One fraction per fabric against first fit on the fresh traces (their mean of ff_metric,
+    by default the same metric), one against the reference on the recorded trace; each vs_*
+    maps (yours, theirs) to a fraction of the points."""
     ff_metric, ff_what = ff_metric or metric, ff_what or what
     for name in FABRICS:
         you, ff = results[(name, "fresh", "student")], results[(name, "fresh", "firstfit")]
         frac = round(vs_first_fit(you[ff_metric], ff[ff_metric]), 4)
         ctx.perf_fractions.append(frac)
-        ctx.perf_messages.append(f"{name}, fresh trace: {ff_what} {you[ff_metric]:.3f}, first fit "
-                                 f"{ff[ff_metric]:.3f}: {frac:.2f}")
+        ctx.perf_messages.append(f"{name}, mean of {FRESH_TRACES} fresh traces: {ff_what} "
+                                 f"{you[ff_metric]:.3f}, first fit {ff[ff_metric]:.3f}: "
+                                 f"{frac:.2f}")
         you, ref = results[(name, "recorded", "student")], reference[name]
         frac = round(vs_reference(you[metric], ref[metric]), 4)
         ctx.perf_fractions.append(frac)
@@ -232,8 +247,14 @@ def sim_comm(ctx, data):
            points=20, backend="sim", kind="decision", parent="sim.replay")
 def sim_frag(ctx, data):
     results, reference = data
+    # Against first fit: its fragmentation over yours, on the mean of the fresh traces. Full
+    # points from 0.8, none at 0.6: a quarter more fragmentation than first fit costs points.
+    # Over 100 seeds (scripts/lab19_fresh_survey.py) the reference's ratio had a geometric mean
+    # of 1.17-1.20 per fabric, a spread of its log of 0.07-0.08 and a lowest of 0.96, so 0.8
+    # is about five spreads below. Worst fit's ratio (30 seeds) had a geometric mean of 0.38-0.41
+    # and a highest of 0.64.
     score(ctx, results, reference, "frag", "fragmentation",
-          lambda you, ff: ramp(ff / you if you > 0 else 2, 0.85, 0.93),
+          lambda you, ff: ramp(ff / you if you > 0 else 2, 0.6, 0.8),
           lambda you, ref: ramp(ref / you if you > 0 else 2, 0.85, 0.97))
 
 
