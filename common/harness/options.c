@@ -306,5 +306,10 @@ cl_result cl_opt_size(const cl_run *run, const char *name, size_t cpu, size_t si
         *out = strcmp(run->o.backend, "sim") == 0 ? sim : cpu;
         return CL_OK;
     }
-    return cl_parse_size(v, out);
+    if (cl_parse_size(v, out) != CL_OK) {
+        cl_set_error("--%s wants a size (8, 64K, 1M, 2G; whole numbers up to 64T), not '%s'", name,
+                     v);
+        return CL_ERR_INVALID;
+    }
+    return CL_OK;
 }

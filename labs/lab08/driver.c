@@ -64,7 +64,7 @@ const cl_lab cl_lab_def = {
              .fallback = "l40s-4gpu"},
             {.name = "data", .help = "DIR  the recorded sweeps", .fallback = "datasets/nccl-tests"},
             {.name = "max-bytes-table",
-             .help = "N  calibrate: the table's last size",
+             .help = "SIZE  calibrate: the table's last size (4G, as -e)",
              .fallback = "4294967295"},
             {.name = "sizes", .help = "LIST  sweep these sizes (8,64K,1M) instead of -b/-e/-f"},
             {0}},

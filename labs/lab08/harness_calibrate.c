@@ -103,7 +103,9 @@ cl_result calibrate(cl_run *run, cl_comm *c)
     cl_report_str(run, "units", "alpha in us, bandwidth in GB/s (algbw)");
     memset(&t, 0, sizeof t);
     t.nconfigs = n;
-    t.max_bytes = strtoull(cl_opt(run, "max-bytes-table"), NULL, 10);
+    size_t max_bytes;
+    CL_CHECK(cl_opt_size(run, "max-bytes-table", 0, 0, &max_bytes)); /* it has a fallback */
+    t.max_bytes = max_bytes;
     cl_result fits = CL_OK;
     for (int i = 0; i < n; i++) {
         fit_args a = {.n = s[i].npoints};
