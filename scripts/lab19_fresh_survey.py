@@ -37,22 +37,18 @@ class Survey:
         pass
 
 
-def fabric_nodes(name):
-    with open(os.path.join(ROOT, "datasets", "lab19", "fabrics", name + ".fabric")) as f:
-        return sum(1 for line in f if line.split()[:1] == ["node"])
-
-
 def replay(program, seed, tmp):
     """The grader's fresh results for one seed: {(fabric, "fresh", policy): means}."""
     rng = random.Random(seed)
     cases, keys = [], []
     for name in grader.FABRICS:
+        fabric = os.path.join(ROOT, "datasets", "lab19", "fabrics", name + ".fabric")
+        nodes = len(grader.read_fabric(fabric)["nodes"])
         for k in range(grader.FRESH_TRACES):
             path = os.path.join(tmp, f"{name}-{k}.csv")
-            jobs = model.trace(rng, grader.FRESH_HOURS, fabric_nodes(name) * 8, grader.FRESH_LOAD)
+            jobs = model.trace(rng, grader.FRESH_HOURS, nodes * 8, grader.FRESH_LOAD)
             model.write_trace(jobs, path, f"fresh trace {k}, seed {seed}")
             for policy in ("student", "firstfit"):
-                fabric = os.path.join(ROOT, "datasets", "lab19", "fabrics", name + ".fabric")
                 cases.append(f"fabric={fabric} trace={path} policy={policy}")
                 keys.append((name, policy))
     cases_path, out = os.path.join(tmp, "survey.cases"), os.path.join(tmp, "survey.json")
