@@ -307,8 +307,9 @@ cl_result cl_opt_size(const cl_run *run, const char *name, size_t cpu, size_t si
         return CL_OK;
     }
     if (cl_parse_size(v, out) != CL_OK) {
-        cl_set_error("--%s wants a size (8, 64K, 1M, 2G; whole numbers up to 64T), not '%s'", name,
-                     v);
+        char why[160];
+        snprintf(why, sizeof why, "%s", cl_last_error());
+        cl_set_error("--%s: %s", name, why);
         return CL_ERR_INVALID;
     }
     return CL_OK;
