@@ -28,7 +28,8 @@ FRESH_HOURS, FRESH_LOAD = 48, 1.0
 # Fresh traces per fabric, scored on their mean: one 48-hour trace is a small sample. Over 300
 # seeds first fit's fragmentation on one trace ranged from 0.75x to 2.5x the reference's, so a
 # threshold that caught worse-than-first-fit policies also failed the reference now and then;
-# the mean of 4 traces halves that spread (see sim_frag).
+# the mean of 4 traces halves that spread (see sim_frag; scripts/lab19_fresh_survey.py measures
+# both, --traces 1 and 4).
 FRESH_TRACES = 4
 METRICS = ("spread", "excess", "slowdown", "frag")
 
